@@ -1,0 +1,53 @@
+"""The async engine: one per process, built by the lifespan, SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+
+def async_url(database_url: str) -> URL:
+    """Map any accepted DATABASE_URL (Heroku's postgres:// included) to its async driver."""
+    if database_url.startswith("postgres://"):
+        database_url = "postgresql://" + database_url[len("postgres://") :]
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        return url.set(drivername="sqlite+aiosqlite")
+    if url.get_backend_name() == "postgresql":
+        query = dict(url.query)
+        sslmode = query.pop("sslmode", None)
+        if sslmode and sslmode != "disable":
+            query["ssl"] = sslmode
+        return url.set(drivername="postgresql+asyncpg", query=query)
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL: readers never block the writer; synchronous=NORMAL stays durable across a
+    # process crash (a committed transaction is in the WAL file before commit returns).
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def create_engine(database_url: str) -> AsyncEngine:
+    url = async_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:":
+            Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url)
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_async_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, class_=AsyncSession, expire_on_commit=False)

@@ -1,0 +1,32 @@
+"""Storing messages that arrive outside the Events API (history fetches, our own posts)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.models import Message
+from app.services.routing import Route, RouteKind
+from app.slack.events import IncomingMessage
+
+
+async def store_messages(connection: AsyncConnection, messages: Sequence[IncomingMessage]) -> None:
+    """Insert the messages not yet stored (recorded only, they trigger nothing) and refresh
+    the text of those that are, unless they were deleted."""
+    if not messages:
+        return
+    from app.db.recorder import message_row
+
+    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+    rows = list(
+        {m.ts: message_row(m, Route(RouteKind.RECORD, m.thread_ts)) for m in messages}.values()
+    )
+    statement = insert(Message)
+    statement = statement.on_conflict_do_update(
+        index_elements=["channel", "ts"],
+        set_={"text": statement.excluded.text},
+        where=(Message.deleted == False) & (Message.text != statement.excluded.text),  # noqa: E712
+    )
+    await connection.execute(statement, rows)

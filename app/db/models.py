@@ -1,0 +1,149 @@
+"""The tables. Times are UNIX epoch seconds (float) so SQLite and PostgreSQL agree.
+
+A conversation is (channel, thread_ts) where thread_ts is "" for the top level of a channel:
+the identity key of the judgment and reply job ids.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+TOP_LEVEL = ""
+
+
+class Channel(SQLModel, table=True):
+    id: str = Field(primary_key=True, max_length=32)
+    team_id: str = Field(default="", max_length=32)
+    name: str = Field(default="", max_length=255)
+    is_private: bool = False
+    is_im: bool = False
+    is_member: bool = True
+    updated_at: float = 0.0
+
+
+class Person(SQLModel, table=True):
+    id: str = Field(primary_key=True, max_length=32)
+    team_id: str = Field(default="", max_length=32)
+    name: str = Field(default="", max_length=255)
+    display_name: str = Field(default="", max_length=255)
+    real_name: str = Field(default="", max_length=255)
+    is_bot: bool = False
+    fetched_at: float = 0.0
+
+
+class Message(SQLModel, table=True):
+    """One Slack message, thread replies included, keyed by (channel, ts)."""
+
+    __table_args__ = (
+        Index("ix_message_thread", "channel", "thread_ts", "ts"),
+        Index("ix_message_conversation", "channel", "conversation_ts", "ts"),
+        Index("ix_message_route", "route", "created_at"),
+        Index("ix_message_created", "created_at"),
+    )
+
+    channel: str = Field(primary_key=True, max_length=32)
+    ts: str = Field(primary_key=True, max_length=32)
+    team_id: str = Field(default="", max_length=32)
+    # "" for a top-level message (a thread parent included), the parent's ts for a reply.
+    thread_ts: str = Field(default=TOP_LEVEL, max_length=32)
+    # The conversation whose jobs this message drives ("" = the channel's top level);
+    # a top-level mention starts its own thread, so its conversation_ts is its own ts.
+    conversation_ts: str = Field(default=TOP_LEVEL, max_length=32)
+    # What routing decided: "record" (bot or system message), "judgment" or "reply".
+    route: str = Field(default="record", max_length=16)
+    user_id: str | None = Field(default=None, max_length=32)
+    bot_id: str | None = Field(default=None, max_length=32)
+    text: str = ""
+    subtype: str | None = Field(default=None, max_length=64)
+    channel_type: str | None = Field(default=None, max_length=16)
+    created_at: float = 0.0
+    edited_at: float | None = None
+    deleted: bool = False
+
+
+class SeenEvent(SQLModel, table=True):
+    """Event ids already acknowledged, so a redelivery is not processed twice."""
+
+    __tablename__ = "seen_event"
+    __table_args__ = (Index("ix_seen_event_received", "received_at"),)
+
+    event_id: str = Field(primary_key=True, max_length=64)
+    received_at: float = 0.0
+
+
+class Judgment(SQLModel, table=True):
+    """Every decision of the judgment job, with the reason the model gave."""
+
+    __table_args__ = (
+        UniqueConstraint("channel", "thread_ts", "latest_ts", name="uq_judgment_latest"),
+        Index("ix_judgment_decided", "decided_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    channel: str = Field(max_length=32)
+    thread_ts: str = Field(default=TOP_LEVEL, max_length=32)
+    latest_ts: str = Field(max_length=32)
+    decided_at: float = 0.0
+    valid: bool = True
+    should_respond: bool = False
+    reason: str = ""
+    confidence: float | None = None
+    delay_seconds: float | None = None
+    reply_at: float | None = None
+    model: str = Field(default="", max_length=255)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Reply(SQLModel, table=True):
+    """A claim on answering one latest message; the unique key makes a second post impossible."""
+
+    __table_args__ = (
+        UniqueConstraint("channel", "thread_ts", "trigger_ts", name="uq_reply_trigger"),
+        Index("ix_reply_created", "created_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    channel: str = Field(max_length=32)
+    thread_ts: str = Field(default=TOP_LEVEL, max_length=32)
+    trigger_ts: str = Field(max_length=32)
+    reason: str = Field(default="", max_length=16)  # mention, dm, auto_reply, judgment
+    status: str = Field(default="claimed", max_length=16)  # claimed, posted, failed, stale
+    posted_ts: str | None = Field(default=None, max_length=32)
+    error: str | None = None
+    created_at: float = 0.0
+    posted_at: float | None = None
+
+
+class Memory(SQLModel, table=True):
+    """An LLM-written memory of the workspace, a channel or a thread."""
+
+    __table_args__ = (UniqueConstraint("scope", "scope_id", "kind", name="uq_memory_scope"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str = Field(max_length=16)  # workspace, channel, thread
+    scope_id: str = Field(default="", max_length=80)  # "", channel id, "channel:thread_ts"
+    kind: str = Field(max_length=16)  # long_term, short_term, summary
+    content: str = ""
+    source_ts: str = Field(default="", max_length=64)  # newest source the memory has seen
+    updated_at: float = 0.0
+    model: str = Field(default="", max_length=255)
+
+
+class LLMCall(SQLModel, table=True):
+    """Every call to a model, so spend and latency are known."""
+
+    __tablename__ = "llm_call"
+    __table_args__ = (Index("ix_llm_call_started", "started_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    purpose: str = Field(max_length=32)  # judgment, reply, memory
+    model: str = Field(default="", max_length=255)
+    started_at: float = 0.0
+    latency_ms: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    success: bool = True
+    error: str | None = None

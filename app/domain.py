@@ -1,0 +1,74 @@
+"""The objects prompts are made of (seed 001): messages, channel messages, memories, Context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    ts: str
+    thread_ts: str  # "" at the top level
+    user_id: str | None
+    author: str  # display name, or the user id when none is known
+    text: str
+    created_at: float
+    from_self: bool  # posted by tomo itself
+    from_bot: bool = False
+
+
+@dataclass(frozen=True)
+class ChannelMemory:
+    channel_id: str
+    channel_name: str
+    long_term_memory: str | None = None
+    short_term_memory: str | None = None
+
+
+@dataclass(frozen=True)
+class ChannelMessages:
+    """A channel's recent messages: the top level (thread parents included) and each thread."""
+
+    channel_id: str
+    channel_name: str
+    top_level_messages: tuple[ChatMessage, ...] = ()
+    # thread_ts -> the thread's messages, parent first when it is known, oldest first.
+    thread_messages: dict[str, tuple[ChatMessage, ...]] = field(default_factory=dict)
+
+    def get_thread(self, thread_ts: str) -> tuple[ChatMessage, ...]:
+        return self.thread_messages.get(thread_ts, ())
+
+    def get_all_messages(self) -> list[ChatMessage]:
+        seen: dict[str, ChatMessage] = {m.ts: m for m in self.top_level_messages}
+        for messages in self.thread_messages.values():
+            seen.update((m.ts, m) for m in messages)
+        return sorted(seen.values(), key=lambda m: float(m.ts))
+
+    @property
+    def total_message_count(self) -> int:
+        return len(self.get_all_messages())
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a judgment, a reply or a memory needs about one conversation; immutable."""
+
+    persona_name: str
+    persona_prompt: str
+    conversation_history: ChannelMessages
+    now: float
+    target_thread_ts: str | None = None  # None: the channel's top level
+    workspace_long_term_memory: str | None = None
+    workspace_short_term_memory: str | None = None
+    channel_memories: dict[str, ChannelMemory] = field(default_factory=dict)
+    thread_memories: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def channel_name(self) -> str:
+        return self.conversation_history.channel_name
+
+    def target_messages(self) -> tuple[ChatMessage, ...]:
+        """The conversation being judged or answered, oldest first."""
+        if self.target_thread_ts:
+            return self.conversation_history.get_thread(self.target_thread_ts)
+        return self.conversation_history.top_level_messages

@@ -1,0 +1,171 @@
+"""Our thin wrapper over LiteLLM: per-purpose models, timeouts, retries, and every call recorded.
+
+`import litellm` takes seconds, so it happens on a background thread after start-up
+(`preload`); the first call waits for it if it has not finished. Its cost map is read from the
+copy shipped in the package: nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.models import LLMCall
+from app.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class LLMError(Exception):
+    """The model could not answer (after LiteLLM's retries)."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    latency_ms: float
+
+
+_module: ModuleType | None = None
+_loading = threading.Lock()
+
+
+def _load() -> ModuleType:
+    global _module
+    with _loading:
+        if _module is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            module = importlib.import_module("litellm")
+            module.suppress_debug_info = True
+            module.telemetry = False
+            _module = module
+    return _module
+
+
+def preload() -> None:
+    """Start importing LiteLLM in the background, off the request path."""
+    if _module is None:
+        threading.Thread(target=_load, name="litellm-import", daemon=True).start()
+
+
+async def litellm_module() -> ModuleType:
+    return _module if _module is not None else await asyncio.to_thread(_load)
+
+
+def _cost(litellm: ModuleType, response: Any) -> float | None:
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:
+            return None
+    return float(cost) if cost is not None else None
+
+
+class LLM:
+    def __init__(
+        self, settings: Settings, sessions: async_sessionmaker[AsyncSession] | None = None
+    ) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self.models = {
+            "reply": settings.LLM_MODEL,
+            "judgment": settings.judgment_model,
+            "memory": settings.memory_model,
+        }
+        self.mock_response: str | None = None  # offline replay: LiteLLM's own mock responses
+
+    async def complete(
+        self, *, purpose: str, messages: list[dict[str, str]], max_tokens: int | None = None
+    ) -> Completion:
+        """One chat completion with the model configured for `purpose`."""
+        litellm = await litellm_module()
+        model = self.models.get(purpose, self._settings.LLM_MODEL)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "timeout": self._settings.LLM_TIMEOUT_SECONDS,
+            "num_retries": self._settings.LLM_MAX_RETRIES,
+        }
+        if self._settings.LLM_API_BASE:
+            kwargs["api_base"] = self._settings.LLM_API_BASE
+        if self._settings.LLM_API_KEY:
+            kwargs["api_key"] = self._settings.LLM_API_KEY.get_secret_value()
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
+        if self.mock_response is not None:
+            kwargs["mock_response"] = self.mock_response
+        started = time.time()
+        try:
+            response = await litellm.acompletion(**kwargs)
+            text = response.choices[0].message.content or ""
+        except Exception as error:
+            latency = (time.time() - started) * 1000
+            await self._record(purpose, model, started, latency, None, error=error)
+            logger.warning("llm %s %s failed after %.0f ms: %s", purpose, model, latency, error)
+            raise LLMError(f"{purpose} call to {model} failed: {type(error).__name__}") from error
+        usage = getattr(response, "usage", None)
+        completion = Completion(
+            text=text,
+            model=str(getattr(response, "model", None) or model),
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            cost_usd=_cost(litellm, response),
+            latency_ms=(time.time() - started) * 1000,
+        )
+        await self._record(purpose, model, started, completion.latency_ms, completion)
+        logger.info(
+            "llm %s model=%s prompt_tokens=%s completion_tokens=%s latency_ms=%.0f cost_usd=%s",
+            purpose,
+            model,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            completion.latency_ms,
+            completion.cost_usd,
+        )
+        return completion
+
+    async def _record(
+        self,
+        purpose: str,
+        model: str,
+        started: float,
+        latency_ms: float,
+        completion: Completion | None,
+        *,
+        error: BaseException | None = None,
+    ) -> None:
+        if self._sessions is None:
+            return
+        row = LLMCall(
+            purpose=purpose,
+            model=model,
+            started_at=started,
+            latency_ms=latency_ms,
+            prompt_tokens=completion.prompt_tokens if completion else None,
+            completion_tokens=completion.completion_tokens if completion else None,
+            cost_usd=completion.cost_usd if completion else None,
+            success=error is None,
+            error=f"{type(error).__name__}: {error}"[:500] if error else None,
+        )
+        try:
+            async with self._sessions() as session:
+                session.add(row)
+                await session.commit()
+        except Exception:
+            logger.exception("could not record an LLM call")

@@ -1,0 +1,32 @@
+"""The ASGI app: `uvicorn app.main:app`."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from app.logs import setup_logging
+from app.routes import admin, events, health
+from app.runtime import running
+from app.settings import Settings, load_settings
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        resolved = settings or load_settings()
+        setup_logging(level=resolved.LOG_LEVEL, fmt=resolved.LOG_FORMAT)
+        async with running(resolved) as runtime:
+            app.state.runtime = runtime
+            yield
+
+    app = FastAPI(title="tomo", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.include_router(events.router)
+    app.include_router(health.router)
+    app.include_router(admin.router)
+    return app
+
+
+app = create_app()

@@ -1,0 +1,43 @@
+"""GET /healthz: the database answers and the scheduler runs."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from app.runtime import Runtime
+from app.scheduler import JUDGMENT, REPLY
+
+router = APIRouter()
+
+
+async def _database_ok(runtime: Runtime) -> bool:
+    try:
+        async with asyncio.timeout(3):
+            async with runtime.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+    except Exception:
+        return False
+    return True
+
+
+@router.get("/healthz")
+async def healthz(request: Request) -> JSONResponse:
+    runtime: Runtime = request.app.state.runtime
+    database = await _database_ok(runtime)
+    scheduler = runtime.timers.running
+    healthy = database and scheduler
+    body = {
+        "status": "ok" if healthy else "unavailable",
+        "database": "ok" if database else "unreachable",
+        "scheduler": "running" if scheduler else "stopped",
+        "bot_user_id": runtime.identity.user_id,
+        "pending_jobs": {
+            JUDGMENT: runtime.timers.count(JUDGMENT),
+            REPLY: runtime.timers.count(REPLY),
+        },
+    }
+    return JSONResponse(body, status_code=200 if healthy else 503)

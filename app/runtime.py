@@ -1,0 +1,179 @@
+"""Every long-lived resource of the process, built and closed by the app's lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app import llm as llm_module
+from app.db.engine import create_engine, session_factory
+from app.db.migrate import upgrade_to_head
+from app.db.models import SeenEvent
+from app.db.recorder import Recorder
+from app.llm import LLM
+from app.scheduler import JUDGMENT, REPLY, Timers
+from app.services.context import ContextBuilder, Persona
+from app.services.conversations import Conversations
+from app.services.directory import Directory
+from app.services.history import ThreadHistory
+from app.services.identity import Identity
+from app.services.judgment import JudgmentService
+from app.services.locks import ConversationLocks
+from app.services.recovery import restore_timers
+from app.services.reply import ReplyService
+from app.settings import Settings
+from app.slack.client import SlackClient
+
+logger = logging.getLogger(__name__)
+
+SEEN_EVENT_KEEP_SECONDS = 72 * 3600  # Slack retries for up to 24 h; kept well beyond 48 h
+DIRECTORY_REFRESH_SECONDS = 3600.0
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    recorder: Recorder
+    slack: SlackClient
+    timers: Timers
+    identity: Identity
+    llm: LLM
+    builder: ContextBuilder
+    directory: Directory
+    conversations: Conversations
+    judgment: JudgmentService
+    reply: ReplyService
+    background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def spawn(self, coroutine: object, name: str) -> None:
+        task = asyncio.create_task(coroutine, name=name)  # type: ignore[arg-type]
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def prune_seen_events(self) -> None:
+        import time
+
+        async with self.engine.begin() as connection:
+            await connection.execute(
+                delete(SeenEvent).where(
+                    SeenEvent.received_at < time.time() - SEEN_EVENT_KEEP_SECONDS  # type: ignore[arg-type]
+                )
+            )
+
+
+def build_runtime(settings: Settings, engine: AsyncEngine) -> Runtime:
+    sessions = session_factory(engine)
+    slack = SlackClient(
+        token=settings.SLACK_BOT_TOKEN.get_secret_value(), base_url=settings.SLACK_API_URL
+    )
+    timers = Timers()
+    identity = Identity()
+    llm = LLM(settings, sessions)
+    locks = ConversationLocks()
+    builder = ContextBuilder(
+        persona=Persona(settings.PERSONA_NAME, settings.persona_prompt),
+        channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
+        thread_memory_days=settings.THREAD_MEMORY_DAYS,
+        active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
+    )
+    history = ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT)
+    reply = ReplyService(
+        engine=engine,
+        sessions=sessions,
+        builder=builder,
+        llm=llm,
+        slack=slack,
+        history=history,
+        identity=identity,
+        locks=locks,
+        history_limit=settings.THREAD_HISTORY_LIMIT,
+    )
+    conversations = Conversations(
+        timers=timers,
+        judge=lambda **kw: judgment.run(**kw),
+        reply=reply.run,
+        min_wait=settings.MIN_WAIT_SECONDS,
+        jitter_ratio=settings.JITTER_RATIO,
+    )
+
+    def pending(channel: str, thread_ts: str) -> bool:
+        return any(
+            timers.get(kind, channel=channel, thread_ts=thread_ts) for kind in (JUDGMENT, REPLY)
+        )
+
+    judgment = JudgmentService(
+        sessions=sessions,
+        builder=builder,
+        llm=llm,
+        identity=identity,
+        locks=locks,
+        schedule_reply=conversations.schedule_reply,
+        timers_pending=pending,
+        max_age=settings.MAX_MESSAGE_AGE_SECONDS,
+        max_delay=settings.MAX_REPLY_DELAY_SECONDS,
+    )
+    directory = Directory(slack=slack, engine=engine, history_limit=settings.CHANNEL_MESSAGES_LIMIT)
+    return Runtime(
+        settings=settings,
+        engine=engine,
+        sessions=sessions,
+        recorder=Recorder(engine),
+        slack=slack,
+        timers=timers,
+        identity=identity,
+        llm=llm,
+        builder=builder,
+        directory=directory,
+        conversations=conversations,
+        judgment=judgment,
+        reply=reply,
+    )
+
+
+async def _after_identity(runtime: Runtime) -> None:
+    await runtime.identity.learn(runtime.slack)
+    await runtime.directory.sync_channels()
+
+
+@contextlib.asynccontextmanager
+async def running(settings: Settings) -> AsyncIterator[Runtime]:
+    """Start everything (schema, recorder, timers, identity in the background); stop it all."""
+    engine = create_engine(settings.DATABASE_URL)
+    await upgrade_to_head(engine)
+    runtime = build_runtime(settings, engine)
+    runtime.recorder.start()
+    llm_module.preload()
+    async with runtime.sessions() as session:
+        await restore_timers(
+            session,
+            runtime.conversations,
+            min_wait=settings.MIN_WAIT_SECONDS,
+            max_age=settings.MAX_MESSAGE_AGE_SECONDS,
+        )
+    runtime.timers.every(
+        "directory", seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
+    )
+    runtime.timers.every("prune", seconds=3600.0, func=runtime.prune_seen_events)
+    runtime.timers.start()
+    runtime.spawn(_after_identity(runtime), "identity")
+    try:
+        yield runtime
+    finally:
+        runtime.timers.shutdown()
+        for task in list(runtime.background):
+            task.cancel()
+        await asyncio.gather(*runtime.background, return_exceptions=True)
+        await runtime.directory.close()
+        await runtime.recorder.stop()
+        await runtime.slack.close()
+        await engine.dispose()
+        logger.info("stopped cleanly")

@@ -1,0 +1,123 @@
+"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store.
+
+Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
+`reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
+a cache: the database stays the truth and `app.services.recovery` rebuilds it at start-up.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from apscheduler.job import Job
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+JUDGMENT = "judgment"
+REPLY = "reply"
+
+
+def job_id(kind: str, channel: str, thread_ts: str) -> str:
+    return f"{kind}:{channel}:{thread_ts}"
+
+
+@dataclass(frozen=True)
+class Timer:
+    id: str
+    kind: str
+    channel: str | None
+    thread_ts: str | None
+    run_at: datetime | None
+    seconds_left: float | None
+    latest_ts: str | None
+
+
+class Timers:
+    def __init__(self) -> None:
+        self.scheduler = AsyncIOScheduler(
+            timezone=UTC,
+            job_defaults={
+                "misfire_grace_time": None,  # a late timer still runs
+                "coalesce": True,
+                # Jobs of one conversation serialise on their own lock; a replaced job must be
+                # able to start while the previous run of the same id is still finishing.
+                "max_instances": 16,
+            },
+        )
+
+    def start(self) -> None:
+        self.scheduler.start()
+
+    def shutdown(self) -> None:
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+
+    @property
+    def running(self) -> bool:
+        return bool(self.scheduler.running)
+
+    def set(
+        self,
+        kind: str,
+        *,
+        channel: str,
+        thread_ts: str,
+        run_at: float,
+        func: Callable[..., Awaitable[Any]],
+        latest_ts: str,
+        **kwargs: Any,
+    ) -> None:
+        """Schedule (or replace) the conversation's job of this kind at `run_at` (epoch s)."""
+        self.scheduler.add_job(
+            func,
+            trigger="date",
+            run_date=datetime.fromtimestamp(run_at, UTC),
+            id=job_id(kind, channel, thread_ts),
+            name=kind,
+            replace_existing=True,
+            kwargs={"channel": channel, "thread_ts": thread_ts, "latest_ts": latest_ts, **kwargs},
+        )
+
+    def cancel(self, kind: str, *, channel: str, thread_ts: str) -> bool:
+        return self.remove(job_id(kind, channel, thread_ts))
+
+    def remove(self, identifier: str) -> bool:
+        try:
+            self.scheduler.remove_job(identifier)
+        except JobLookupError:
+            return False
+        return True
+
+    def get(self, kind: str, *, channel: str, thread_ts: str) -> Job | None:
+        return self.scheduler.get_job(job_id(kind, channel, thread_ts))
+
+    def every(self, name: str, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
+        self.scheduler.add_job(
+            func, trigger="interval", seconds=seconds, id=name, name=name, replace_existing=True
+        )
+
+    def list(self) -> list[Timer]:
+        now = time.time()
+        timers = []
+        for job in self.scheduler.get_jobs():
+            run_at: datetime | None = getattr(job, "next_run_time", None)
+            left = max(0.0, run_at.timestamp() - now) if run_at else None
+            timers.append(
+                Timer(
+                    id=job.id,
+                    kind=job.name,
+                    channel=job.kwargs.get("channel"),
+                    thread_ts=job.kwargs.get("thread_ts"),
+                    run_at=run_at,
+                    seconds_left=left,
+                    latest_ts=job.kwargs.get("latest_ts"),
+                )
+            )
+        return sorted(timers, key=lambda t: t.run_at.timestamp() if t.run_at else float("inf"))
+
+    def count(self, kind: str) -> int:
+        return sum(1 for job in self.scheduler.get_jobs() if job.name == kind)

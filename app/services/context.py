@@ -1,0 +1,205 @@
+"""The one context builder that judgment, reply and memory all use.
+
+It costs a fixed number of queries whatever the number of channels: channels, the channel's
+recent messages, the target thread, memories, and the names of the people who appear.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlmodel import or_, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.models import Channel, Memory, Message, Person
+from app.domain import ChannelMemory, ChannelMessages, ChatMessage, Context
+
+TARGET_THREAD_LIMIT = 200
+MEMORY_CHAR_LIMIT = 2000  # one memory's share of a prompt
+CHANNEL_MEMORY_LIMIT = 20  # channel memories in a prompt, most recently active first
+THREAD_MEMORY_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Self:
+    user_id: str | None
+    bot_id: str | None
+
+    def wrote(self, row: Message) -> bool:
+        return bool(
+            (self.user_id and row.user_id == self.user_id)
+            or (self.bot_id and row.bot_id == self.bot_id)
+        )
+
+
+def display_name(person: Person | None, user_id: str | None) -> str:
+    if person is not None:
+        return person.display_name or person.real_name or person.name or person.id
+    return user_id or "unknown"
+
+
+def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Self) -> list[ChatMessage]:
+    return [
+        ChatMessage(
+            ts=row.ts,
+            thread_ts=row.thread_ts,
+            user_id=row.user_id,
+            author=display_name(people.get(row.user_id or ""), row.user_id or row.bot_id),
+            text=row.text,
+            created_at=row.created_at,
+            from_self=me.wrote(row),
+            from_bot=bool(row.bot_id) or not row.user_id,
+        )
+        for row in rows
+    ]
+
+
+def split_channel(
+    channel: Channel,
+    messages: Sequence[ChatMessage],
+    target: Sequence[ChatMessage] = (),
+    *,
+    target_thread_ts: str = "",
+) -> ChannelMessages:
+    """Top-level messages and threads (parent first) from a flat list; the target thread's
+    messages are merged in whole so the conversation at hand is never cut off."""
+    by_ts = {m.ts: m for m in (*messages, *target)}
+    ordered = sorted(by_ts.values(), key=lambda m: float(m.ts))
+    top = tuple(m for m in ordered if not m.thread_ts)
+    threads: dict[str, list[ChatMessage]] = {target_thread_ts: []} if target_thread_ts else {}
+    for message in ordered:
+        if message.thread_ts:
+            threads.setdefault(message.thread_ts, []).append(message)
+    thread_messages = {}
+    for thread_ts, replies in threads.items():
+        parent = by_ts.get(thread_ts)
+        thread_messages[thread_ts] = ((parent,) if parent else ()) + tuple(replies)
+    return ChannelMessages(channel.id, channel.name or channel.id, top, thread_messages)
+
+
+def _clip(text: str | None) -> str | None:
+    if not text:
+        return None
+    return text if len(text) <= MEMORY_CHAR_LIMIT else text[: MEMORY_CHAR_LIMIT - 1] + "…"
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        *,
+        persona: Persona,
+        channel_messages_limit: int,
+        thread_memory_days: float,
+        active_channel_days: float,
+    ) -> None:
+        self._persona = persona
+        self._limit = channel_messages_limit
+        self._thread_days = thread_memory_days
+        self._active_days = active_channel_days
+
+    async def build(
+        self,
+        session: AsyncSession,
+        *,
+        channel_id: str,
+        thread_ts: str,
+        me: Self,
+        now: float | None = None,
+    ) -> Context:
+        now = time.time() if now is None else now
+        channels = {c.id: c for c in (await session.exec(select(Channel))).all()}  # type: ignore[call-overload]
+        channel = channels.get(channel_id) or Channel(id=channel_id, name=channel_id)
+        recent = (
+            await session.exec(  # type: ignore[call-overload]
+                select(Message)
+                .where(Message.channel == channel_id, Message.deleted == False)  # noqa: E712
+                .order_by(Message.ts.desc())  # type: ignore[attr-defined]
+                .limit(self._limit)
+            )
+        ).all()
+        target_rows: Sequence[Message] = ()
+        if thread_ts:
+            target_rows = (
+                await session.exec(  # type: ignore[call-overload]
+                    select(Message)
+                    .where(Message.channel == channel_id, Message.deleted == False)  # noqa: E712
+                    .where(or_(Message.thread_ts == thread_ts, Message.ts == thread_ts))
+                    .order_by(Message.ts.desc())  # type: ignore[attr-defined]
+                    .limit(TARGET_THREAD_LIMIT)
+                )
+            ).all()
+        memories = await self._memories(session, channel_id=channel_id, now=now)
+        user_ids = {r.user_id for r in (*recent, *target_rows) if r.user_id}
+        people = await load_people(session, user_ids)
+
+        conversation = split_channel(
+            channel,
+            to_chat(recent, people, me),
+            to_chat(target_rows, people, me),
+            target_thread_ts=thread_ts,
+        )
+        workspace = {m.kind: m.content for m in memories if m.scope == "workspace"}
+        channel_memories: dict[str, ChannelMemory] = {}
+        for memory in memories:
+            if memory.scope != "channel" or len(channel_memories) >= CHANNEL_MEMORY_LIMIT:
+                continue
+            known = channel_memories.get(memory.scope_id) or ChannelMemory(
+                memory.scope_id,
+                (channels.get(memory.scope_id) or Channel(id=memory.scope_id)).name
+                or memory.scope_id,
+            )
+            field = "long_term_memory" if memory.kind == "long_term" else "short_term_memory"
+            channel_memories[memory.scope_id] = ChannelMemory(
+                **{**known.__dict__, field: _clip(memory.content)}
+            )
+        thread_memories = {
+            m.scope_id.split(":", 1)[1]: _clip(m.content) or ""
+            for m in memories
+            if m.scope == "thread"
+        }
+        return Context(
+            persona_name=self._persona.name,
+            persona_prompt=self._persona.prompt,
+            conversation_history=conversation,
+            now=now,
+            target_thread_ts=thread_ts or None,
+            workspace_long_term_memory=_clip(workspace.get("long_term")),
+            workspace_short_term_memory=_clip(workspace.get("short_term")),
+            channel_memories=channel_memories,
+            thread_memories=dict(list(thread_memories.items())[:THREAD_MEMORY_LIMIT]),
+        )
+
+    async def _memories(
+        self, session: AsyncSession, *, channel_id: str, now: float
+    ) -> Sequence[Memory]:
+        active_since = f"{now - self._active_days * 86400:.6f}"
+        thread_since = f"{now - self._thread_days * 86400:.6f}"
+        statement = (
+            select(Memory)
+            .where(
+                or_(
+                    Memory.scope == "workspace",
+                    (Memory.scope == "channel") & (Memory.source_ts >= active_since),
+                    (Memory.scope == "thread")
+                    & (Memory.scope_id.startswith(f"{channel_id}:"))  # type: ignore[attr-defined]
+                    & (Memory.source_ts >= thread_since),
+                )
+            )
+            .order_by(Memory.source_ts.desc())  # type: ignore[attr-defined]
+        )
+        return (await session.exec(statement)).all()  # type: ignore[call-overload]
+
+
+async def load_people(session: AsyncSession, user_ids: set[str]) -> dict[str, Person]:
+    if not user_ids:
+        return {}
+    rows = await session.exec(select(Person).where(Person.id.in_(user_ids)))  # type: ignore[call-overload,attr-defined]
+    return {p.id: p for p in rows.all()}

@@ -1,0 +1,102 @@
+"""A recorded human message becomes timers (SPEC §3.3): a reply now, or a judgment later."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from app.scheduler import JUDGMENT, REPLY, Timers
+from app.services.routing import Route, RouteKind
+from app.slack.events import IncomingMessage
+
+logger = logging.getLogger(__name__)
+
+JobFunc = Callable[..., Awaitable[Any]]
+
+
+def quiet_wait(min_wait: float, jitter_ratio: float) -> float:
+    """MIN_WAIT_SECONDS spread by ± JITTER_RATIO, never negative."""
+    return max(0.0, min_wait * (1 + random.uniform(-jitter_ratio, jitter_ratio)))
+
+
+class Conversations:
+    def __init__(
+        self,
+        *,
+        timers: Timers,
+        judge: JobFunc,
+        reply: JobFunc,
+        min_wait: float,
+        jitter_ratio: float,
+    ) -> None:
+        self._timers = timers
+        self._judge = judge
+        self._reply = reply
+        self._min_wait = min_wait
+        self._jitter_ratio = jitter_ratio
+
+    def on_new_message(self, message: IncomingMessage, route: Route) -> None:
+        """Set the timers a newly recorded message calls for. No I/O: this is the ack path."""
+        if route.kind is RouteKind.RECORD:
+            return
+        channel, conversation = message.channel, route.conversation_ts
+        if message.thread_ts or route.kind is RouteKind.REPLY:
+            self._leave_top_level(message)
+        if route.kind is RouteKind.REPLY:
+            self._timers.cancel(JUDGMENT, channel=channel, thread_ts=conversation)
+            self.schedule_reply(
+                channel=channel,
+                thread_ts=conversation,
+                run_at=time.time(),
+                latest_ts=message.ts,
+                reason=route.reason,
+            )
+            return
+        self._timers.cancel(REPLY, channel=channel, thread_ts=conversation)
+        self.schedule_judgment(
+            channel=channel,
+            thread_ts=conversation,
+            run_at=time.time() + quiet_wait(self._min_wait, self._jitter_ratio),
+            latest_ts=message.ts,
+        )
+
+    def _leave_top_level(self, message: IncomingMessage) -> None:
+        """A reply under the newest top-level message (or a top-level mention, which starts its
+        own thread) means the channel's top level has nothing left to judge or answer."""
+        anchor = message.thread_ts or message.ts
+        for kind in (JUDGMENT, REPLY):
+            job = self._timers.get(kind, channel=message.channel, thread_ts="")
+            if job is None:
+                continue
+            if not message.thread_ts or job.kwargs.get("latest_ts") == anchor:
+                self._timers.cancel(kind, channel=message.channel, thread_ts="")
+
+    def schedule_judgment(
+        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str
+    ) -> None:
+        self._timers.set(
+            JUDGMENT,
+            channel=channel,
+            thread_ts=thread_ts,
+            run_at=run_at,
+            func=self._judge,
+            latest_ts=latest_ts,
+        )
+        logger.debug("judgment %s:%s at %.1f", channel, thread_ts, run_at)
+
+    def schedule_reply(
+        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, reason: str
+    ) -> None:
+        self._timers.set(
+            REPLY,
+            channel=channel,
+            thread_ts=thread_ts,
+            run_at=run_at,
+            func=self._reply,
+            latest_ts=latest_ts,
+            reason=reason,
+        )
+        logger.debug("reply %s:%s at %.1f (%s)", channel, thread_ts, run_at, reason)

@@ -1,0 +1,122 @@
+"""Channels and people (SPEC §3.8): what the bot is a member of, and people's display names."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.db.messages import store_messages
+from app.db.models import Channel, Person
+from app.slack.client import SlackClient, SlackError
+from app.slack.events import message_from_raw
+
+logger = logging.getLogger(__name__)
+
+PERSON_TTL_SECONDS = 86400.0
+
+
+class Directory:
+    def __init__(self, *, slack: SlackClient, engine: AsyncEngine, history_limit: int) -> None:
+        self._slack = slack
+        self._engine = engine
+        self._history_limit = history_limit
+        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+        self._people_fresh: dict[str, float] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _upsert(self, model: Any, rows: list[dict[str, Any]], keys: Iterable[str]) -> None:
+        if not rows:
+            return
+        statement = self._insert(model)
+        columns = [c for c in rows[0] if c not in keys]
+        statement = statement.on_conflict_do_update(
+            index_elements=list(keys), set_={c: statement.excluded[c] for c in columns}
+        )
+        async with self._engine.begin() as connection:
+            await connection.execute(statement, rows)
+
+    async def sync_channels(self) -> int:
+        """Record every conversation the bot is a member of, with its name (every page)."""
+        try:
+            channels = await self._slack.member_conversations()
+        except SlackError as error:
+            logger.warning("could not list the bot's channels: %s", error)
+            return 0
+        now = time.time()
+        rows = [
+            {
+                "id": str(c["id"]),
+                "team_id": str(c.get("context_team_id") or c.get("team") or ""),
+                "name": str(c.get("name") or c.get("user") or c["id"]),
+                "is_private": bool(c.get("is_private")),
+                "is_im": bool(c.get("is_im")),
+                "is_member": True,
+                "updated_at": now,
+            }
+            for c in channels
+            if c.get("id")
+        ]
+        await self._upsert(Channel, rows, ["id"])
+        logger.info("bot is a member of %d conversations", len(rows))
+        return len(rows)
+
+    def note_people(self, user_ids: Iterable[str | None]) -> None:
+        """Fetch in the background the names of people not seen lately (no I/O here)."""
+        now = time.time()
+        for user_id in user_ids:
+            if user_id and now - self._people_fresh.get(user_id, 0.0) > PERSON_TTL_SECONDS:
+                self._people_fresh[user_id] = now
+                self._spawn(self.fetch_person(user_id))
+
+    async def fetch_person(self, user_id: str) -> None:
+        try:
+            user = await self._slack.user_info(user_id)
+        except SlackError as error:
+            self._people_fresh.pop(user_id, None)
+            logger.warning("users.info %s failed: %s", user_id, error)
+            return
+        profile = user.get("profile") or {}
+        row = {
+            "id": user_id,
+            "team_id": str(user.get("team_id") or ""),
+            "name": str(user.get("name") or ""),
+            "display_name": str(profile.get("display_name") or ""),
+            "real_name": str(profile.get("real_name") or user.get("real_name") or ""),
+            "is_bot": bool(user.get("is_bot")),
+            "fetched_at": time.time(),
+        }
+        await self._upsert(Person, [row], ["id"])
+
+    def on_bot_joined(self, channel: str) -> None:
+        self._spawn(self.fetch_recent_history(channel))
+
+    async def fetch_recent_history(self, channel: str) -> int:
+        """A channel the bot just joined: store its recent history (it triggers nothing)."""
+        try:
+            raw = await self._slack.recent_history(channel=channel, limit=self._history_limit)
+        except SlackError as error:
+            logger.warning("could not fetch the history of %s: %s", channel, error)
+            return 0
+        messages = [m for r in raw if (m := message_from_raw(r, channel=channel)) is not None]
+        async with self._engine.begin() as connection:
+            await store_messages(connection, messages)
+        await self.sync_channels()
+        self.note_people(m.user_id for m in messages)
+        logger.info("stored %d messages of newly joined %s", len(messages), channel)
+        return len(messages)

@@ -1,0 +1,39 @@
+"""Thread history from Slack (SPEC §3.6): fetched, stored, and the stored copy as fallback."""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.db.messages import store_messages
+from app.slack.client import SlackClient, SlackError
+from app.slack.events import message_from_raw
+
+logger = logging.getLogger(__name__)
+
+
+class ThreadHistory:
+    def __init__(self, *, slack: SlackClient, engine: AsyncEngine, limit: int) -> None:
+        self._slack = slack
+        self._engine = engine
+        self._limit = limit
+
+    async def refresh(self, *, channel: str, thread_ts: str) -> bool:
+        """Store the thread's parent and its latest replies; False when Slack did not answer
+        (the stored messages are then all there is)."""
+        try:
+            raw = await self._slack.thread_messages(
+                channel=channel, thread_ts=thread_ts, limit=self._limit + 1
+            )
+        except SlackError as error:
+            logger.warning(
+                "thread history unavailable, using stored messages: %s (rate limited: %s)",
+                error,
+                error.rate_limited,
+            )
+            return False
+        messages = [m for r in raw if (m := message_from_raw(r, channel=channel)) is not None]
+        async with self._engine.begin() as connection:
+            await store_messages(connection, messages)
+        return True

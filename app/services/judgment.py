@@ -1,0 +1,161 @@
+"""The judgment job (SPEC §3.4): should tomo join this conversation, and when?"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.models import Judgment
+from app.domain import ChatMessage, Context
+from app.llm import LLM, LLMError
+from app.logs import log_context
+from app.prompts import render
+from app.scheduler import JUDGMENT, job_id
+from app.services.context import ContextBuilder
+from app.services.identity import Identity
+from app.services.locks import ConversationLocks
+from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
+
+logger = logging.getLogger(__name__)
+
+ScheduleReply = Callable[..., None]
+
+
+def skip_reason(context: Context, *, max_age: float) -> str | None:
+    """Why this conversation needs no judgment (and no LLM call), or None."""
+    messages = context.target_messages()
+    if not messages:
+        return "no messages"
+    newest: ChatMessage = messages[-1]
+    if newest.from_self:
+        return "tomo spoke last"
+    if newest.from_bot:
+        return "a bot spoke last"
+    if context.now - newest.created_at > max_age:
+        return "the newest message is too old"
+    if not context.target_thread_ts and context.conversation_history.get_thread(newest.ts):
+        return "the newest top-level message has moved into its thread"
+    return None
+
+
+class JudgmentService:
+    def __init__(
+        self,
+        *,
+        sessions: async_sessionmaker[AsyncSession],
+        builder: ContextBuilder,
+        llm: LLM,
+        identity: Identity,
+        locks: ConversationLocks,
+        schedule_reply: ScheduleReply,
+        timers_pending: Callable[[str, str], bool],
+        max_age: float,
+        max_delay: float,
+    ) -> None:
+        self._sessions = sessions
+        self._builder = builder
+        self._llm = llm
+        self._identity = identity
+        self._locks = locks
+        self._schedule_reply = schedule_reply
+        self._timers_pending = timers_pending
+        self._max_age = max_age
+        self._max_delay = max_delay
+
+    async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
+        """Judge the conversation; returns the stored decision, None when skipped."""
+        with log_context(
+            job_id=job_id(JUDGMENT, channel, thread_ts), channel=channel, thread_ts=thread_ts
+        ):
+            async with self._locks.hold(channel, thread_ts):
+                try:
+                    return await self._judge(channel, thread_ts)
+                except Exception:
+                    logger.exception("judgment failed")
+                    return None
+
+    async def _judge(self, channel: str, thread_ts: str) -> Judgment | None:
+        async with self._sessions() as session:
+            context = await self._builder.build(
+                session, channel_id=channel, thread_ts=thread_ts, me=self._identity.me()
+            )
+            reason = skip_reason(context, max_age=self._max_age)
+            newest = context.target_messages()[-1] if context.target_messages() else None
+            if reason is None and newest is not None:
+                already = await session.exec(
+                    select(Judgment.id).where(
+                        Judgment.channel == channel,
+                        Judgment.thread_ts == thread_ts,
+                        Judgment.latest_ts == newest.ts,
+                    )
+                )
+                if already.first() is not None:
+                    reason = "already judged"
+        if reason is not None or newest is None:
+            logger.info("judgment skipped: %s", reason)
+            return None
+
+        prompt = render("judgment.j2", context=context)
+        decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
+        verdict: Verdict | None = None
+        try:
+            completion = await self._llm.complete(
+                purpose="judgment", messages=[{"role": "system", "content": prompt}]
+            )
+            decision.model = completion.model
+            decision.prompt_tokens = completion.prompt_tokens
+            decision.completion_tokens = completion.completion_tokens
+            verdict = parse_verdict(completion.text, max_delay=self._max_delay)
+        except LLMError as error:
+            decision.valid, decision.reason = False, f"model failed: {error}"
+        except InvalidVerdict as error:
+            decision.valid, decision.reason = False, f"invalid answer: {error}"
+        now = time.time()
+        decision.decided_at = now
+        if verdict is not None:
+            decision.should_respond = verdict.should_respond
+            decision.reason = verdict.reason
+            decision.confidence = verdict.confidence
+            decision.delay_seconds = verdict.delay_seconds
+            if verdict.should_respond:
+                decision.reply_at = now + (verdict.delay_seconds or 0.0)
+        if not await self._store(decision):
+            return None
+        logger.info(
+            "judgment should_respond=%s valid=%s confidence=%s delay=%s reason=%s",
+            decision.should_respond,
+            decision.valid,
+            decision.confidence,
+            decision.delay_seconds,
+            decision.reason,
+        )
+        if decision.should_respond and decision.reply_at is not None:
+            if self._timers_pending(channel, thread_ts):
+                # A mention's reply, or a newer message's judgment, has taken over.
+                logger.info("the conversation moved on meanwhile; not scheduling a reply")
+            else:
+                self._schedule_reply(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    run_at=decision.reply_at,
+                    latest_ts=newest.ts,
+                    reason="judgment",
+                )
+        return decision
+
+    async def _store(self, decision: Judgment) -> bool:
+        try:
+            async with self._sessions() as session:
+                session.add(decision)
+                await session.commit()
+                await session.refresh(decision)
+        except IntegrityError:
+            logger.info("this message was judged meanwhile; keeping the first decision")
+            return False
+        return True

@@ -1,0 +1,82 @@
+"""Restarts lose nothing (SPEC §3.9): the database says which conversations still wait."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.models import Judgment, Message, Reply
+from app.services.conversations import Conversations
+from app.services.routing import RouteKind
+
+logger = logging.getLogger(__name__)
+
+
+async def restore_timers(
+    session: AsyncSession,
+    conversations: Conversations,
+    *,
+    min_wait: float,
+    max_age: float,
+    now: float | None = None,
+) -> int:
+    """Give every conversation still awaiting a judgment or a reply its timer back."""
+    now = time.time() if now is None else now
+    since = now - max_age
+    rows = await session.exec(
+        select(Message)
+        .where(Message.created_at >= since, Message.deleted == False)  # noqa: E712
+        .order_by(Message.ts)  # type: ignore[arg-type]
+    )
+    newest: dict[tuple[str, str], Message] = {}
+    for row in rows.all():
+        newest[(row.channel, row.conversation_ts)] = row
+    judged = {
+        (j.channel, j.thread_ts, j.latest_ts): j
+        for j in (await session.exec(select(Judgment).where(Judgment.decided_at >= since))).all()
+    }
+    answered = {
+        (r.channel, r.thread_ts, r.trigger_ts)
+        for r in (await session.exec(select(Reply).where(Reply.created_at >= since))).all()
+    }
+    restored = 0
+    for (channel, thread_ts), message in newest.items():
+        key = (channel, thread_ts, message.ts)
+        if key in answered:
+            continue
+        if message.route == RouteKind.REPLY.value:
+            reason = "dm" if message.channel_type == "im" else "mention"
+            conversations.schedule_reply(
+                channel=channel,
+                thread_ts=thread_ts,
+                run_at=now,
+                latest_ts=message.ts,
+                reason=reason,
+            )
+        elif message.route == RouteKind.JUDGMENT.value:
+            decision = judged.get(key)
+            if decision is None:
+                conversations.schedule_judgment(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    latest_ts=message.ts,
+                    run_at=max(now, message.created_at + min_wait),
+                )
+            elif decision.should_respond and decision.reply_at is not None:
+                conversations.schedule_reply(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    latest_ts=message.ts,
+                    run_at=max(now, decision.reply_at),
+                    reason="judgment",
+                )
+            else:
+                continue
+        else:
+            continue
+        restored += 1
+    logger.info("restored %d timers from the database", restored)
+    return restored

@@ -1,0 +1,220 @@
+"""The reply job (SPEC §3.5): rebuild the context, ask the model, post once, store the post."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.messages import store_messages
+from app.db.models import Reply
+from app.domain import ChatMessage, Context
+from app.llm import LLM, LLMError
+from app.logs import log_context
+from app.prompts import render
+from app.scheduler import REPLY, job_id
+from app.services.context import ContextBuilder
+from app.services.history import ThreadHistory
+from app.services.identity import Identity
+from app.services.locks import ConversationLocks
+from app.slack.client import SlackClient, SlackError
+from app.slack.events import IncomingMessage
+from app.slack.mrkdwn import format_reply
+
+logger = logging.getLogger(__name__)
+
+APOLOGY = "ごめんなさい、今はうまく答えられません。少ししてからもう一度話しかけてください。\n(Sorry, I can't answer right now. Please try again in a moment.)"  # noqa: E501
+DIRECT = frozenset({"mention", "dm", "auto_reply"})
+
+
+def conversation_turns(
+    messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
+) -> list[dict[str, str]]:
+    """The conversation as chat turns, oldest first, ending with the message answered:
+    tomo's own messages as the assistant's, everyone else's starting with <@USER_ID>."""
+    upto = [m for m in messages if float(m.ts) <= float(trigger_ts)]
+    if threaded and upto and not upto[0].thread_ts:
+        parent, rest = upto[:1], upto[1:]
+        chosen = parent + rest[-limit:]
+    else:
+        chosen = upto[-limit:]
+    turns = []
+    for message in chosen:
+        if message.from_self:
+            turns.append({"role": "assistant", "content": message.text})
+            continue
+        who = f"<@{message.user_id}>" if message.user_id else "(bot)"
+        name = (
+            f" ({message.author})" if message.author and message.author != message.user_id else ""
+        )
+        turns.append({"role": "user", "content": f"{who}{name}: {message.text}"})
+    return turns
+
+
+def newest_human(context: Context) -> ChatMessage | None:
+    for message in reversed(context.target_messages()):
+        if not message.from_self and not message.from_bot:
+            return message
+    return None
+
+
+class ReplyService:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        sessions: async_sessionmaker[AsyncSession],
+        builder: ContextBuilder,
+        llm: LLM,
+        slack: SlackClient,
+        history: ThreadHistory,
+        identity: Identity,
+        locks: ConversationLocks,
+        history_limit: int,
+    ) -> None:
+        self._engine = engine
+        self._sessions = sessions
+        self._builder = builder
+        self._llm = llm
+        self._slack = slack
+        self._history = history
+        self._identity = identity
+        self._locks = locks
+        self._limit = history_limit
+
+    async def run(
+        self, *, channel: str, thread_ts: str, latest_ts: str = "", reason: str = "judgment"
+    ) -> list[str]:
+        """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
+        with log_context(
+            job_id=job_id(REPLY, channel, thread_ts), channel=channel, thread_ts=thread_ts
+        ):
+            async with self._locks.hold(channel, thread_ts):
+                try:
+                    return await self._reply(channel, thread_ts, latest_ts, reason)
+                except Exception:
+                    logger.exception("reply failed")
+                    return []
+
+    async def _reply(self, channel: str, thread_ts: str, latest_ts: str, reason: str) -> list[str]:
+        if thread_ts:
+            await self._history.refresh(channel=channel, thread_ts=thread_ts)
+        async with self._sessions() as session:
+            context = await self._builder.build(
+                session, channel_id=channel, thread_ts=thread_ts, me=self._identity.me()
+            )
+        messages = context.target_messages()
+        trigger = newest_human(context)
+        if trigger is None or messages[-1].from_self:
+            logger.info("reply skipped: nothing left to answer")
+            return []
+        if reason not in DIRECT and latest_ts and trigger.ts != latest_ts:
+            logger.info("reply skipped: the conversation moved on since the judgment")
+            return []
+        if (
+            not thread_ts
+            and reason not in DIRECT
+            and context.conversation_history.get_thread(trigger.ts)
+        ):
+            logger.info("reply skipped: the message moved into its thread")
+            return []
+        claim = await self._claim(channel, thread_ts, trigger.ts, reason)
+        if claim is None:
+            logger.info("reply skipped: message %s was already answered", trigger.ts)
+            return []
+
+        system = render("reply.j2", context=context)
+        turns = conversation_turns(
+            messages, trigger_ts=trigger.ts, limit=self._limit, threaded=bool(thread_ts)
+        )
+        try:
+            completion = await self._llm.complete(
+                purpose="reply", messages=[{"role": "system", "content": system}, *turns]
+            )
+            chunks = format_reply(completion.text)
+        except LLMError as error:
+            logger.error("no reply: %s", error)
+            chunks = format_reply(APOLOGY) if reason in DIRECT else []
+            await self._finish(claim, status="failed", error=str(error))
+            if not chunks:
+                return []
+            return await self._post(channel, thread_ts, chunks, claim=None)
+        if not chunks:
+            await self._finish(claim, status="failed", error="empty answer")
+            return []
+        return await self._post(channel, thread_ts, chunks, claim=claim)
+
+    async def _claim(
+        self, channel: str, thread_ts: str, trigger_ts: str, reason: str
+    ) -> int | None:
+        row = Reply(
+            channel=channel,
+            thread_ts=thread_ts,
+            trigger_ts=trigger_ts,
+            reason=reason,
+            created_at=time.time(),
+        )
+        try:
+            async with self._sessions() as session:
+                session.add(row)
+                await session.commit()
+                await session.refresh(row)
+        except IntegrityError:
+            return None
+        return row.id
+
+    async def _post(
+        self, channel: str, thread_ts: str, chunks: list[str], *, claim: int | None
+    ) -> list[str]:
+        posted: list[str] = []
+        try:
+            for chunk in chunks:
+                ts = await self._slack.post_message(
+                    channel=channel, text=chunk, thread_ts=thread_ts or None
+                )
+                posted.append(ts)
+                await self._store_post(channel, thread_ts, ts, chunk)
+        except SlackError as error:
+            logger.error("posting the reply failed: %s", error)
+            if claim is not None:
+                await self._finish(claim, status="failed", error=str(error), posted=posted)
+            return posted
+        if claim is not None:
+            await self._finish(claim, status="posted", posted=posted)
+        logger.info("replied with %d message(s): %s", len(posted), ",".join(posted))
+        return posted
+
+    async def _store_post(self, channel: str, thread_ts: str, ts: str, text: str) -> None:
+        me = self._identity
+        message = IncomingMessage(
+            channel=channel,
+            ts=ts,
+            team_id=me.team_id or "",
+            thread_ts=thread_ts,
+            user_id=me.user_id,
+            bot_id=me.bot_id,
+            text=text,
+            subtype=None,
+            channel_type=None,
+        )
+        async with self._engine.begin() as connection:
+            await store_messages(connection, [message])
+
+    async def _finish(
+        self, claim: int, *, status: str, error: str | None = None, posted: list[str] | None = None
+    ) -> None:
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                update(Reply)
+                .where(Reply.id == claim)  # type: ignore[arg-type]
+                .values(
+                    status=status,
+                    error=error,
+                    posted_ts=posted[0] if posted else None,
+                    posted_at=time.time() if posted else None,
+                )
+            )

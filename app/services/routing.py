@@ -1,0 +1,50 @@
+"""Where a new message goes (SPEC §3.3): nowhere, to a delayed judgment, or to a reply now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.slack.events import BOT_SUBTYPES, IncomingMessage
+
+
+class RouteKind(StrEnum):
+    RECORD = "record"
+    JUDGMENT = "judgment"
+    REPLY = "reply"
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: RouteKind
+    conversation_ts: str  # the thread whose jobs this message drives; "" = top level
+    reason: str = ""  # for replies: mention, dm, auto_reply
+
+
+def is_from_bot(message: IncomingMessage, *, bot_user_id: str | None) -> bool:
+    return (
+        bool(message.bot_id)
+        or message.subtype in BOT_SUBTYPES
+        or not message.user_id
+        or (bot_user_id is not None and message.user_id == bot_user_id)
+    )
+
+
+def mentions_bot(message: IncomingMessage, *, bot_user_id: str | None) -> bool:
+    return message.app_mention or (bot_user_id is not None and f"<@{bot_user_id}>" in message.text)
+
+
+def route_message(
+    message: IncomingMessage, *, bot_user_id: str | None, auto_reply_channels: frozenset[str]
+) -> Route:
+    if is_from_bot(message, bot_user_id=bot_user_id) or not message.conversational:
+        return Route(RouteKind.RECORD, message.thread_ts)
+    if message.channel_type == "im":
+        # Direct messages are answered where they were written.
+        return Route(RouteKind.REPLY, message.thread_ts, "dm")
+    own_thread = message.thread_ts or message.ts
+    if mentions_bot(message, bot_user_id=bot_user_id):
+        return Route(RouteKind.REPLY, own_thread, "mention")
+    if message.channel in auto_reply_channels:
+        return Route(RouteKind.REPLY, own_thread, "auto_reply")
+    return Route(RouteKind.JUDGMENT, message.thread_ts)

@@ -1,0 +1,119 @@
+"""All configuration of tomo, read from the environment (and `.env` when present)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_PERSONA_PROMPT = (
+    "You are {name}, a friendly member of this Slack workspace. You talk like a good friend "
+    "and colleague: warm, brief, curious and helpful, never pushy. You answer in the language "
+    "the conversation is written in."
+)
+
+
+class SettingsError(SystemExit):
+    """Start-up stops: a setting is missing or invalid (the message names the variable)."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=True
+    )
+
+    SLACK_SIGNING_SECRET: SecretStr
+    SLACK_BOT_TOKEN: SecretStr
+    SLACK_API_URL: str = "https://slack.com/api/"
+    DATABASE_URL: str = "sqlite:///./data/tomo.db"
+    ADMIN_TOKEN: SecretStr | None = None
+
+    LLM_MODEL: str = "openai/gpt-4o-mini"
+    LLM_JUDGMENT_MODEL: str | None = None
+    LLM_MEMORY_MODEL: str | None = None
+    LLM_API_BASE: str | None = None
+    LLM_API_KEY: SecretStr | None = None
+    LLM_TIMEOUT_SECONDS: float = Field(default=60, gt=0)
+    LLM_MAX_RETRIES: int = Field(default=2, ge=0, le=10)
+
+    PERSONA_NAME: str = Field(default="tomo", min_length=1)
+    PERSONA_PROMPT: str | None = None
+
+    MIN_WAIT_SECONDS: float = Field(default=300, ge=0)
+    JITTER_RATIO: float = Field(default=0.3, ge=0, le=1)
+    MAX_REPLY_DELAY_SECONDS: float = Field(default=600, ge=0)
+    MAX_MESSAGE_AGE_SECONDS: float = Field(default=43200, gt=0)
+    THREAD_HISTORY_LIMIT: int = Field(default=20, ge=1, le=100)
+    CHANNEL_MESSAGES_LIMIT: int = Field(default=50, ge=1, le=1000)
+    ACTIVE_CHANNEL_DAYS: float = Field(default=7, gt=0)
+    THREAD_MEMORY_DAYS: float = Field(default=7, gt=0)
+    AUTO_REPLY_CHANNELS: Annotated[frozenset[str], NoDecode] = frozenset()
+    MEMORY_UPDATE_INTERVAL_SECONDS: float = Field(default=3600, gt=0)
+    SHORT_TERM_WINDOW_HOURS: float = Field(default=24, gt=0)
+
+    LOG_LEVEL: str = "INFO"
+    LOG_FORMAT: str = "text"
+
+    @field_validator("AUTO_REPLY_CHANNELS", mode="before")
+    @classmethod
+    def _split_channels(cls, value: object) -> object:
+        if isinstance(value, str):
+            return frozenset(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("LOG_LEVEL")
+    @classmethod
+    def _check_level(cls, value: str) -> str:
+        level = value.upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return level
+
+    @field_validator("LOG_FORMAT")
+    @classmethod
+    def _check_format(cls, value: str) -> str:
+        if value.lower() not in {"text", "json"}:
+            raise ValueError("must be 'text' or 'json'")
+        return value.lower()
+
+    @field_validator("SLACK_API_URL")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        return value if value.endswith("/") else value + "/"
+
+    @model_validator(mode="after")
+    def _check_secrets(self) -> Settings:
+        for name in ("SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN"):
+            if not getattr(self, name).get_secret_value().strip():
+                raise ValueError(f"{name} must not be empty")
+        return self
+
+    @property
+    def judgment_model(self) -> str:
+        return self.LLM_JUDGMENT_MODEL or self.LLM_MODEL
+
+    @property
+    def memory_model(self) -> str:
+        return self.LLM_MEMORY_MODEL or self.LLM_MODEL
+
+    @property
+    def persona_prompt(self) -> str:
+        return self.PERSONA_PROMPT or DEFAULT_PERSONA_PROMPT.format(name=self.PERSONA_NAME)
+
+    @property
+    def admin_token(self) -> str | None:
+        token = self.ADMIN_TOKEN.get_secret_value() if self.ADMIN_TOKEN else ""
+        return token or None
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings; a missing or invalid value stops start-up naming the variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            name = ".".join(str(part) for part in item["loc"]) or "settings"
+            problems.append(f"{name}: {item['msg']}")
+        raise SettingsError("Invalid configuration: " + "; ".join(problems)) from None

@@ -1,0 +1,126 @@
+"""Our thin wrapper over slack-sdk's AsyncWebClient: only the calls tomo makes, our errors."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+logger = logging.getLogger(__name__)
+
+
+class SlackError(Exception):
+    """A Slack Web API call failed (after slack-sdk's retries)."""
+
+    def __init__(self, method: str, error: str, *, rate_limited: bool = False) -> None:
+        super().__init__(f"{method}: {error}")
+        self.method = method
+        self.error = error
+        self.rate_limited = rate_limited
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    user_id: str
+    bot_id: str | None
+    team_id: str | None
+
+
+class SlackClient:
+    def __init__(self, *, token: str, base_url: str, rate_limit_retries: int = 2) -> None:
+        self._web = AsyncWebClient(
+            token=token,
+            base_url=base_url,
+            timeout=10,
+            retry_handlers=[
+                AsyncConnectionErrorRetryHandler(max_retry_count=1),
+                AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+                AsyncServerErrorRetryHandler(max_retry_count=1),
+            ],
+        )
+
+    async def close(self) -> None:
+        session = getattr(self._web, "session", None)
+        if session is not None:
+            await session.close()
+
+    async def _call(self, method: str, **params: Any) -> dict[str, Any]:
+        # slack-sdk's named method (chat_postMessage, ...) picks the right encoding for each.
+        call = getattr(self._web, method.replace(".", "_"))
+        try:
+            response = await call(**params)
+        except SlackApiError as error:
+            status = error.response.status_code if error.response is not None else None
+            code = str(error.response.get("error")) if error.response is not None else "error"
+            raise SlackError(method, code, rate_limited=status == 429) from error
+        except (SlackClientError, OSError, TimeoutError) as error:
+            raise SlackError(method, f"{type(error).__name__}: {error}") from error
+        return dict(response.data) if isinstance(response.data, dict) else {}
+
+    async def _paged(self, method: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor = ""
+        while True:
+            page = await self._call(method, **params, **({"cursor": cursor} if cursor else {}))
+            items.extend(page.get(key) or [])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or ""
+            if not cursor:
+                return items
+
+    async def auth_test(self) -> BotIdentity:
+        data = await self._call("auth.test")
+        return BotIdentity(
+            user_id=str(data["user_id"]), bot_id=data.get("bot_id"), team_id=data.get("team_id")
+        )
+
+    async def post_message(self, *, channel: str, text: str, thread_ts: str | None) -> str:
+        params: dict[str, Any] = {
+            "channel": channel,
+            "text": text,
+            "unfurl_links": False,
+            "unfurl_media": False,
+        }
+        if thread_ts:
+            params["thread_ts"] = thread_ts
+        data = await self._call("chat.postMessage", **params)
+        return str(data["ts"])
+
+    async def thread_messages(
+        self, *, channel: str, thread_ts: str, limit: int
+    ) -> list[dict[str, Any]]:
+        """The thread's parent plus its `limit` most recent replies, oldest first.
+
+        conversations.replies returns the oldest first, so every page is read to reach the end.
+        """
+        messages = await self._paged(
+            "conversations.replies", "messages", channel=channel, ts=thread_ts, limit=200
+        )
+        by_ts = {str(m.get("ts")): m for m in messages if m.get("ts")}
+        parent = by_ts.pop(thread_ts, None)
+        replies = sorted(by_ts.values(), key=lambda m: float(m["ts"]))[-limit:]
+        return ([parent] if parent else []) + replies
+
+    async def recent_history(self, *, channel: str, limit: int) -> list[dict[str, Any]]:
+        data = await self._call("conversations.history", channel=channel, limit=limit)
+        return list(data.get("messages") or [])
+
+    async def member_conversations(self) -> list[dict[str, Any]]:
+        return await self._paged(
+            "users.conversations",
+            "channels",
+            types="public_channel,private_channel,mpim,im",
+            exclude_archived=True,
+            limit=200,
+        )
+
+    async def user_info(self, user_id: str) -> dict[str, Any]:
+        data = await self._call("users.info", user=user_id)
+        return dict(data.get("user") or {})

@@ -1,0 +1,124 @@
+"""Slack payloads (Events API callbacks and Web API messages) turned into our records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Subtypes that are people talking; every other subtype is recorded but triggers nothing.
+CONVERSATIONAL_SUBTYPES = frozenset({None, "file_share", "thread_broadcast", "me_message"})
+BOT_SUBTYPES = frozenset({"bot_message"})
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    channel: str
+    ts: str
+    team_id: str
+    thread_ts: str  # "" at the top level
+    user_id: str | None
+    bot_id: str | None
+    text: str
+    subtype: str | None
+    channel_type: str | None
+    app_mention: bool = False
+
+    @property
+    def created_at(self) -> float:
+        return float(self.ts)
+
+    @property
+    def conversational(self) -> bool:
+        return self.subtype in CONVERSATIONAL_SUBTYPES
+
+
+@dataclass(frozen=True)
+class MessageEdited:
+    channel: str
+    ts: str
+    text: str
+    edited_at: float
+
+
+@dataclass(frozen=True)
+class MessageDeleted:
+    channel: str
+    ts: str
+
+
+@dataclass(frozen=True)
+class MemberJoined:
+    channel: str
+    user_id: str
+
+
+SlackEvent = IncomingMessage | MessageEdited | MessageDeleted | MemberJoined
+
+
+def message_text(raw: dict[str, Any]) -> str:
+    """The message text, with shared files named so a prompt knows they are there."""
+    text = str(raw.get("text") or "")
+    names = [str(f.get("name") or f.get("title") or "file") for f in raw.get("files") or []]
+    if names:
+        text = (text + "\n" if text else "") + " ".join(f"[file: {n}]" for n in names)
+    return text
+
+
+def message_from_raw(
+    raw: dict[str, Any],
+    *,
+    channel: str,
+    team_id: str = "",
+    channel_type: str | None = None,
+    app_mention: bool = False,
+) -> IncomingMessage | None:
+    """A message from an event or from conversations.history/replies; None if it has no ts."""
+    ts = raw.get("ts")
+    if not ts:
+        return None
+    thread_ts = str(raw.get("thread_ts") or "")
+    return IncomingMessage(
+        channel=channel,
+        ts=str(ts),
+        team_id=str(raw.get("team") or team_id or ""),
+        thread_ts="" if thread_ts == str(ts) else thread_ts,
+        user_id=raw.get("user"),
+        bot_id=raw.get("bot_id"),
+        text=message_text(raw),
+        subtype=raw.get("subtype"),
+        channel_type=channel_type or raw.get("channel_type"),
+        app_mention=app_mention,
+    )
+
+
+def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
+    """The record an event_callback asks for, or None for events tomo does not keep."""
+    event = envelope.get("event")
+    if not isinstance(event, dict):
+        return None
+    kind = event.get("type")
+    channel = str(event.get("channel") or "")
+    team_id = str(envelope.get("team_id") or event.get("team") or "")
+    if kind == "member_joined_channel" and channel and event.get("user"):
+        return MemberJoined(channel=channel, user_id=str(event["user"]))
+    if kind not in ("message", "app_mention") or not channel:
+        return None
+    subtype = event.get("subtype")
+    if subtype == "message_changed":
+        new = event.get("message") or {}
+        if not new.get("ts"):
+            return None
+        edited = (new.get("edited") or {}).get("ts") or event.get("event_ts") or new["ts"]
+        return MessageEdited(
+            channel=channel, ts=str(new["ts"]), text=message_text(new), edited_at=float(edited)
+        )
+    if subtype == "message_deleted":
+        deleted_ts = event.get("deleted_ts") or (event.get("previous_message") or {}).get("ts")
+        return MessageDeleted(channel=channel, ts=str(deleted_ts)) if deleted_ts else None
+    return message_from_raw(
+        event,
+        channel=channel,
+        team_id=team_id,
+        channel_type=event.get("channel_type"),
+        app_mention=kind == "app_mention",
+    )
