@@ -31,9 +31,8 @@ async def current_revision(engine: AsyncEngine) -> str | None:
 
 
 def _upgrade(connection: Connection) -> None:
-    from alembic.config import Config
-
     from alembic import command
+    from alembic.config import Config
 
     config = Config(str(PROJECT_ROOT / "alembic.ini"))
     config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
