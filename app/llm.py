@@ -56,10 +56,17 @@ def _load() -> ModuleType:
     return _module
 
 
+def _preload() -> None:
+    try:
+        _load()
+    except Exception:  # the first call will try again and report it
+        logger.exception("importing LiteLLM failed")
+
+
 def preload() -> None:
     """Start importing LiteLLM in the background, off the request path."""
     if _module is None:
-        threading.Thread(target=_load, name="litellm-import", daemon=True).start()
+        threading.Thread(target=_preload, name="litellm-import", daemon=True).start()
 
 
 async def litellm_module() -> ModuleType:

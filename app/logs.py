@@ -67,8 +67,20 @@ class TextFormatter(logging.Formatter):
         return f"{line} [{context}]" if context else line
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is at the time (test runners swap it)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 def setup_logging(*, level: str, fmt: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     handler.addFilter(_ContextFilter())
     root = logging.getLogger()
@@ -86,5 +98,6 @@ def setup_logging(*, level: str, fmt: str) -> None:
         "apscheduler",
         "aiosqlite",
         "alembic.runtime.plugins",
+        "asyncio",
     ):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

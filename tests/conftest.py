@@ -1,0 +1,252 @@
+"""The test harness: tomo in-process over HTTP (httpx ASGI transport, its real lifespan), the real
+slack-sdk client and LiteLLM talking to stand-in servers on 127.0.0.1 (tests/fakes).
+
+The database is a fresh SQLite file per test, or, with TOMO_TEST_DATABASE_URL set (CI sets a
+PostgreSQL URL), that database emptied before each test.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from app.main import create_app
+from app.runtime import Runtime
+from app.settings import Settings
+from tests.fakes import FakeModel, FakeSlack
+from tests.signing import sign
+
+with warnings.catch_warnings():
+    # Imported once here, with its import-time warnings silenced, rather than on the app's
+    # background thread where the suite's warnings-as-errors would break it.
+    warnings.simplefilter("ignore")
+    import app.llm
+
+    app.llm._load()
+
+SIGNING_SECRET = "test-signing-secret"
+ADMIN_TOKEN = "test-admin-token"
+TEST_DATABASE_URL = os.environ.get("TOMO_TEST_DATABASE_URL")
+_ts_counter = itertools.count(1)
+
+
+def next_ts() -> str:
+    """A Slack-like ts near now, strictly increasing within the run."""
+    return f"{int(time.time()) - 5}.{next(_ts_counter):06d}"
+
+
+def purpose_of(request: dict[str, Any]) -> str:
+    """Which of tomo's prompts a model request carries: judgment, memory or reply."""
+    first = request["messages"][0]
+    content = first.get("content") if first.get("role") == "system" else ""
+    if '"should_respond"' in str(content):
+        return "judgment"
+    if "[memory:" in str(content):
+        return "memory"
+    return "reply"
+
+
+def judgment_json(should_respond: bool, *, delay: float | None = 0, reason: str = "test") -> str:
+    return json.dumps(
+        {
+            "should_respond": should_respond,
+            "reason": reason,
+            "confidence": 0.9,
+            "delay_seconds": delay,
+        }
+    )
+
+
+def _empty_postgres(url: str) -> str:
+    sync_url = url.replace("postgres://", "postgresql://", 1)
+    sync_url = sync_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = create_engine(sync_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+    return url
+
+
+@pytest.fixture(scope="session")
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def fake_model() -> Iterator[FakeModel]:
+    with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def slack(fake_slack: FakeSlack) -> FakeSlack:
+    fake_slack.reset()
+    fake_slack.add_channel("C1", "general")
+    fake_slack.add_channel("C2", "random")
+    fake_slack.add_user("U1", name="alice", display_name="Alice")
+    fake_slack.add_user("U2", name="bob", display_name="Bob")
+    return fake_slack
+
+
+@pytest.fixture
+def model(fake_model: FakeModel) -> FakeModel:
+    fake_model.reset()
+    return fake_model
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    if TEST_DATABASE_URL:
+        return _empty_postgres(TEST_DATABASE_URL)
+    return f"sqlite:///{tmp_path / 'tomo.db'}"
+
+
+class Tomo:
+    """A running tomo and the means to talk to it like Slack does."""
+
+    def __init__(self, client: httpx.AsyncClient, runtime: Runtime, slack: FakeSlack) -> None:
+        self.client = client
+        self.runtime = runtime
+        self.slack = slack
+
+    @property
+    def settings(self) -> Settings:
+        return self.runtime.settings
+
+    async def post_raw(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
+        return await self.client.post("/slack/events", content=body, headers=headers)
+
+    async def send(
+        self, payload: dict[str, Any], *, retry: int | None = None, timestamp: int | None = None
+    ) -> httpx.Response:
+        body = json.dumps(payload).encode()
+        headers = sign(body, secret=SIGNING_SECRET, timestamp=timestamp)
+        if retry is not None:
+            headers["X-Slack-Retry-Num"] = str(retry)
+            headers["X-Slack-Retry-Reason"] = "http_timeout"
+        return await self.post_raw(body, headers)
+
+    async def event(
+        self, event: dict[str, Any], *, event_id: str | None = None, retry: int | None = None
+    ) -> httpx.Response:
+        envelope = {
+            "token": "legacy",
+            "team_id": "T0001",
+            "api_app_id": "A1",
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{next(_ts_counter):08d}",
+            "event_time": int(time.time()),
+            "event": event,
+        }
+        return await self.send(envelope, retry=retry)
+
+    async def message(
+        self,
+        text: str,
+        *,
+        channel: str = "C1",
+        user: str | None = "U1",
+        thread_ts: str | None = None,
+        channel_type: str = "channel",
+        kind: str = "message",
+        ts: str | None = None,
+        event_id: str | None = None,
+        **extra: Any,
+    ) -> str:
+        """Deliver a user's message like Slack; returns its ts (asserts a 200)."""
+        ts = ts or next_ts()
+        event: dict[str, Any] = {
+            "type": kind,
+            "channel": channel,
+            "text": text,
+            "ts": ts,
+            "event_ts": ts,
+            "channel_type": channel_type,
+            **extra,
+        }
+        if user is not None:
+            event["user"] = user
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        response = await self.event(event, event_id=event_id)
+        assert response.status_code == 200, response.text
+        return ts
+
+    async def rows(self, sql: str, **params: Any) -> list[dict[str, Any]]:
+        async with self.runtime.engine.connect() as connection:
+            result = await connection.execute(text(sql), params)
+            return [dict(row._mapping) for row in result]
+
+
+async def wait_for(
+    predicate: Callable[[], Awaitable[bool] | bool], *, timeout: float = 5.0, what: str = "it"
+) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        outcome = predicate()
+        if isinstance(outcome, Awaitable):
+            outcome = await outcome
+        if outcome:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+StartTomo = Callable[..., contextlib.AbstractAsyncContextManager[Tomo]]
+
+
+@pytest.fixture
+def start_tomo(slack: FakeSlack, model: FakeModel, database_url: str) -> StartTomo:
+    """`async with start_tomo(MIN_WAIT_SECONDS=0.3) as tomo:` runs one life of the app."""
+
+    def settings(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_BOT_TOKEN": "xoxb-test-token",
+            "SLACK_API_URL": slack.url,
+            "DATABASE_URL": database_url,
+            "ADMIN_TOKEN": ADMIN_TOKEN,
+            "LLM_MODEL": "openai/test-model",
+            "LLM_API_BASE": model.api_base,
+            "LLM_API_KEY": "sk-test",
+            "LLM_MAX_RETRIES": 0,
+            "LLM_TIMEOUT_SECONDS": 5,
+            "MIN_WAIT_SECONDS": 0.3,
+            "JITTER_RATIO": 0,
+            "MAX_REPLY_DELAY_SECONDS": 5,
+            "MEMORY_UPDATE_INTERVAL_SECONDS": 3600,
+            "LOG_LEVEL": "DEBUG",
+        }
+        values.update(overrides)
+        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+    @contextlib.asynccontextmanager
+    async def run(*, wait_identity: bool = True, **overrides: Any) -> AsyncIterator[Tomo]:
+        app = create_app(settings(**overrides))
+        async with app.router.lifespan_context(app):
+            runtime: Runtime = app.state.runtime
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://tomo") as client:
+                if wait_identity:
+                    await asyncio.wait_for(runtime.identity.known.wait(), 5)
+                yield Tomo(client, runtime, slack)
+
+    return run

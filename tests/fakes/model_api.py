@@ -1,0 +1,189 @@
+"""FakeModel: an OpenAI-compatible chat completions stand-in served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from tests.fakes._common import wait_until
+from tests.fakes.server import ServerThread
+
+ChatRequest = dict[str, Any]
+Answer = str | dict[str, Any]
+Responder = Callable[[ChatRequest], Answer | None]
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    kind = {400: "invalid_request_error", 429: "rate_limit_error"}.get(status, "server_error")
+    body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _words(content: Any) -> int:
+    """Rough token count: whitespace-separated words of a string or of text parts."""
+    if isinstance(content, str):
+        return len(content.split())
+    if isinstance(content, list):
+        return sum(_words(part.get("text")) for part in content if isinstance(part, dict))
+    return 0
+
+
+class FakeModel:
+    """OpenAI-compatible fake for ``litellm.acompletion(model="openai/x", api_base=api_base)``.
+
+    The answer to a request is, in order: ``responder(request)`` when it returns non-None, else
+    the next ``enqueue``-d answer, else ``default_content``. An answer is the assistant content
+    (``str``) or a ``dict``: with ``"choices"`` it is the whole response body, otherwise the
+    assistant message fields (``content``, ``tool_calls``...) plus optional ``finish_reason``
+    and ``usage``. ``responder`` runs on the server thread.
+    """
+
+    def __init__(self, *, default_content: str = "ok") -> None:
+        self._initial_content = default_content
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.reset()
+        routes = [
+            Route(path, self._endpoint, methods=["POST"])
+            for path in ("/v1/chat/completions", "/chat/completions")
+        ]
+        self._server = ServerThread(Starlette(routes=routes), name="fake-model")
+
+    @property
+    def api_base(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        return f"{self._server.base_url}/v1"
+
+    def start(self) -> FakeModel:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> FakeModel:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        """Forget requests, queued answers, failures, delays and the responder."""
+        with self._lock:
+            self.responder: Responder | None = None
+            self.default_content: str = self._initial_content
+            self._requests: list[ChatRequest] = []
+            self._queue: deque[Answer] = deque()
+            self._failures: deque[tuple[int, float | None]] = deque()
+            self._delays: deque[float] = deque()
+
+    def enqueue(self, *answers: Answer) -> None:
+        """Queue answers, used first in, first out."""
+        with self._lock:
+            self._queue.extend(copy.deepcopy(answers))
+
+    def fail(self, *, status: int = 500, times: int = 1, retry_after: float | None = None) -> None:
+        """The next ``times`` requests answer HTTP ``status`` (with ``Retry-After`` if given)."""
+        with self._lock:
+            self._failures.extend((status, retry_after) for _ in range(times))
+
+    def delay(self, seconds: float, *, times: int = 1) -> None:
+        """Sleep ``seconds`` before answering each of the next ``times`` requests."""
+        with self._lock:
+            self._delays.extend(seconds for _ in range(times))
+
+    @property
+    def requests(self) -> list[ChatRequest]:
+        """Every request body received (including failed ones), in order."""
+        with self._lock:
+            return copy.deepcopy(self._requests)
+
+    @property
+    def last_request(self) -> ChatRequest:
+        requests = self.requests
+        if not requests:
+            raise AssertionError("the fake model received no request")
+        return requests[-1]
+
+    def requests_for(self, predicate: Callable[[ChatRequest], bool]) -> list[ChatRequest]:
+        return [request for request in self.requests if predicate(request)]
+
+    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[ChatRequest]:
+        """Wait (from any event loop) until at least ``n`` requests arrived."""
+        await wait_until(lambda: len(self.requests), n, timeout, "chat completion requests")
+        return self.requests
+
+    async def _endpoint(self, request: Request) -> JSONResponse:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return _error(400, "request body is not JSON")
+        if not isinstance(body, dict):
+            return _error(400, "request body is not a JSON object")
+        with self._lock:
+            self._requests.append(copy.deepcopy(body))
+            failure = self._failures.popleft() if self._failures else None
+            delay = self._delays.popleft() if self._delays else 0.0
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if failure is not None:
+            status, retry_after = failure
+            headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else None
+            return _error(status, f"fake model failure (HTTP {status})", headers)
+        if body.get("stream"):
+            return _error(400, "the fake model does not stream")
+        try:
+            answer = self._answer(body)
+        except Exception as exc:
+            return _error(500, f"responder raised {exc!r}")
+        return JSONResponse(self._completion(body, answer))
+
+    def _answer(self, body: ChatRequest) -> Answer:
+        responder = self.responder
+        if responder is not None:
+            answer = responder(copy.deepcopy(body))
+            if answer is not None:
+                return answer
+        with self._lock:
+            return self._queue.popleft() if self._queue else self.default_content
+
+    def _completion(self, body: ChatRequest, answer: Answer) -> dict[str, Any]:
+        head = {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+        }
+        if isinstance(answer, dict) and "choices" in answer:
+            return head | copy.deepcopy(answer)
+        fields = {"content": answer} if isinstance(answer, str) else copy.deepcopy(answer)
+        usage = fields.pop("usage", None)
+        default_reason = "tool_calls" if fields.get("tool_calls") else "stop"
+        finish_reason = fields.pop("finish_reason", default_reason)
+        message = {"role": "assistant", "content": None} | fields
+        if usage is None:
+            messages = body.get("messages") or []
+            prompt = max(1, sum(_words(m.get("content")) for m in messages if isinstance(m, dict)))
+            completion = max(1, _words(message.get("content")))
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+            usage["total_tokens"] = prompt + completion
+        choice = {"index": 0, "message": message, "finish_reason": finish_reason}
+        return head | {"choices": [choice], "usage": usage}

@@ -1,0 +1,60 @@
+from app.slack.verify import verify_slack_signature
+from tests.signing import sign
+
+# Slack's published example (api.slack.com/authentication/verifying-requests-from-slack).
+SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+SLACK_TIMESTAMP = "1531420618"
+SLACK_BODY = (
+    b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow"
+    b"&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner"
+    b"&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands"
+    b"%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN"
+    b"&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+)
+SLACK_SIGNATURE = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+
+
+def headers(timestamp: str, signature: str) -> dict[str, str]:
+    return {"x-slack-request-timestamp": timestamp, "x-slack-signature": signature}
+
+
+def test_slack_published_vector_is_valid() -> None:
+    assert verify_slack_signature(
+        SLACK_BODY,
+        headers(SLACK_TIMESTAMP, SLACK_SIGNATURE),
+        signing_secret=SLACK_SECRET,
+        now=float(SLACK_TIMESTAMP) + 10,
+    )
+
+
+def test_our_signing_helper_matches_slacks_vector() -> None:
+    signed = sign(SLACK_BODY, secret=SLACK_SECRET, timestamp=int(SLACK_TIMESTAMP))
+    assert signed["X-Slack-Signature"] == SLACK_SIGNATURE
+
+
+def test_stale_timestamp_is_rejected() -> None:
+    assert not verify_slack_signature(
+        SLACK_BODY,
+        headers(SLACK_TIMESTAMP, SLACK_SIGNATURE),
+        signing_secret=SLACK_SECRET,
+        now=float(SLACK_TIMESTAMP) + 301,
+    )
+
+
+def test_tampered_body_is_rejected() -> None:
+    assert not verify_slack_signature(
+        SLACK_BODY.replace(b"foobar", b"foobaz"),
+        headers(SLACK_TIMESTAMP, SLACK_SIGNATURE),
+        signing_secret=SLACK_SECRET,
+        now=float(SLACK_TIMESTAMP),
+    )
+
+
+def test_wrong_secret_and_garbage_headers_are_rejected() -> None:
+    now = float(SLACK_TIMESTAMP)
+    good = headers(SLACK_TIMESTAMP, SLACK_SIGNATURE)
+    assert not verify_slack_signature(SLACK_BODY, good, signing_secret="other", now=now)
+    assert not verify_slack_signature(SLACK_BODY, {}, signing_secret=SLACK_SECRET, now=now)
+    assert not verify_slack_signature(
+        SLACK_BODY, headers("not-a-number", SLACK_SIGNATURE), signing_secret=SLACK_SECRET, now=now
+    )
