@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 
 from app.main import create_app
 from app.runtime import Runtime
@@ -72,10 +72,36 @@ def judgment_json(should_respond: bool, *, delay: float | None = 0, reason: str 
     )
 
 
+def _sync(url: str) -> str:
+    url = url.replace("postgres://", "postgresql://", 1)
+    return url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str | None]:
+    """A database of this test session's own on the TOMO_TEST_DATABASE_URL server, so runs in
+    parallel (several developers, CI) never empty each other's tables."""
+    if not TEST_DATABASE_URL:
+        yield None
+        return
+    server = make_url(_sync(TEST_DATABASE_URL))
+    name = f"tomo_test_{os.getpid()}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False).replace(
+            "postgresql+psycopg://", "postgresql://", 1
+        )
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 def _empty_postgres(url: str) -> str:
-    sync_url = url.replace("postgres://", "postgresql://", 1)
-    sync_url = sync_url.replace("postgresql://", "postgresql+psycopg://", 1)
-    engine = create_engine(sync_url, isolation_level="AUTOCOMMIT")
+    engine = create_engine(_sync(url), isolation_level="AUTOCOMMIT")
     with engine.connect() as connection:
         connection.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
         connection.execute(text("CREATE SCHEMA public"))
@@ -112,9 +138,9 @@ def model(fake_model: FakeModel) -> FakeModel:
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    if TEST_DATABASE_URL:
-        return _empty_postgres(TEST_DATABASE_URL)
+def database_url(tmp_path: Path, postgres_url: str | None) -> str:
+    if postgres_url:
+        return _empty_postgres(postgres_url)
     return f"sqlite:///{tmp_path / 'tomo.db'}"
 
 
