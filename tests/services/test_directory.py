@@ -1,0 +1,87 @@
+"""Channels and people (SPEC §3.8) and the bot's identity, over real HTTP to the Slack stand-in."""
+
+import asyncio
+
+from tests.conftest import StartTomo, next_ts, wait_for
+from tests.fakes import FakeSlack
+
+
+async def test_every_page_of_the_bots_channels_is_recorded(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    for n in range(450):  # users.conversations pages at 200 per call
+        slack.add_channel(f"CX{n:04d}", f"room-{n}", is_private=n % 2 == 0)
+    async with start_tomo() as tomo:
+        await wait_for(lambda: len(slack.calls_to("users.conversations")) >= 3, what="three pages")
+
+        async def all_stored() -> bool:
+            rows = await tomo.rows("SELECT count(*) AS n FROM channel")
+            return rows[0]["n"] == 452
+
+        await wait_for(all_stored, what="every channel stored")
+        names = await tomo.rows("SELECT id, name, is_private FROM channel WHERE id = 'CX0449'")
+    assert names == [{"id": "CX0449", "name": "room-449", "is_private": False}]
+
+
+async def test_display_names_are_fetched_once_and_cached(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        for _ in range(3):
+            await tomo.message("hi", user="U2")
+
+        async def stored() -> bool:
+            return bool(await tomo.rows("SELECT * FROM person WHERE id = 'U2'"))
+
+        await wait_for(stored, what="Bob's name")
+        person = (await tomo.rows("SELECT display_name, name FROM person WHERE id = 'U2'"))[0]
+    assert person == {"display_name": "Bob", "name": "bob"}
+    assert [c["user"] for c in slack.calls_to("users.info")] == ["U2"]
+
+
+async def test_joining_a_channel_fetches_its_recent_history(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    slack.add_channel("C9", "newroom")
+    older = [next_ts() for _ in range(3)]
+    for n, ts in enumerate(older):
+        slack.add_message("C9", ts=ts, text=f"before I came {n}", user="U1")
+    async with start_tomo() as tomo:
+        joined = {
+            "type": "member_joined_channel",
+            "user": "UBOT",
+            "channel": "C9",
+            "channel_type": "C",
+            "team": "T0001",
+        }
+        someone_else = {**joined, "user": "U2", "channel": "C2"}
+        assert (await tomo.event(someone_else)).status_code == 200
+        assert (await tomo.event(joined)).status_code == 200
+
+        async def fetched() -> bool:
+            rows = await tomo.rows("SELECT count(*) AS n FROM message WHERE channel = 'C9'")
+            return rows[0]["n"] == 3
+
+        await wait_for(fetched, what="the joined channel's history")
+        rows = await tomo.rows("SELECT route, text FROM message WHERE channel = 'C9' ORDER BY ts")
+        await asyncio.sleep(0.1)
+        jobs = tomo.runtime.timers.list()
+    assert [r["text"] for r in rows] == [f"before I came {n}" for n in range(3)]
+    assert {r["route"] for r in rows} == {"record"}  # history triggers nothing
+    assert [c["channel"] for c in slack.calls_to("conversations.history")] == ["C9"]
+    assert not [j for j in jobs if j.channel == "C9"]
+
+
+async def test_service_starts_and_acks_while_slack_is_down_then_learns_its_id(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    slack.fail("auth.test", status=500, times=2)  # past slack-sdk's own single retry
+    async with start_tomo(wait_identity=False, MIN_WAIT_SECONDS=60) as tomo:
+        health = await tomo.client.get("/healthz")
+        ts = await tomo.message("hello while Slack is down")
+        assert tomo.runtime.identity.user_id is None
+        await asyncio.wait_for(tomo.runtime.identity.known.wait(), 5)
+        rows = await tomo.rows("SELECT ts FROM message")
+    assert health.status_code == 200
+    assert rows == [{"ts": ts}]
+    assert tomo.runtime.identity.user_id == "UBOT"
