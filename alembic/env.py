@@ -30,9 +30,9 @@ def run_with(connection: Connection) -> None:
 
 async def run_online() -> None:
     from app.db.engine import create_engine
-    from app.settings import Settings
+    from app.settings import DatabaseSettings
 
-    url = context.config.get_main_option("sqlalchemy.url") or Settings().DATABASE_URL  # type: ignore[call-arg]
+    url = context.config.get_main_option("sqlalchemy.url") or DatabaseSettings().DATABASE_URL
     engine = create_engine(url)
     async with engine.begin() as connection:
         await connection.run_sync(run_with)

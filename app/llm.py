@@ -50,8 +50,8 @@ def _load() -> ModuleType:
         if _module is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             module = importlib.import_module("litellm")
-            module.suppress_debug_info = True
-            module.telemetry = False
+            # No feedback banner on stdout, no telemetry.
+            module.__dict__.update(suppress_debug_info=True, telemetry=False)
             _module = module
     return _module
 

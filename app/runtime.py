@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -54,8 +55,8 @@ class Runtime:
     reply: ReplyService
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
-    def spawn(self, coroutine: object, name: str) -> None:
-        task = asyncio.create_task(coroutine, name=name)  # type: ignore[arg-type]
+    def spawn(self, coroutine: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(coroutine, name=name)
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 

@@ -18,15 +18,20 @@ class SettingsError(SystemExit):
     """Start-up stops: a setting is missing or invalid (the message names the variable)."""
 
 
-class Settings(BaseSettings):
+class DatabaseSettings(BaseSettings):
+    """The one setting `alembic upgrade head` (Heroku's release phase) needs."""
+
     model_config = SettingsConfigDict(
         env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=True
     )
 
+    DATABASE_URL: str = "sqlite:///./data/tomo.db"
+
+
+class Settings(DatabaseSettings):
     SLACK_SIGNING_SECRET: SecretStr
     SLACK_BOT_TOKEN: SecretStr
     SLACK_API_URL: str = "https://slack.com/api/"
-    DATABASE_URL: str = "sqlite:///./data/tomo.db"
     ADMIN_TOKEN: SecretStr | None = None
 
     LLM_MODEL: str = "openai/gpt-4o-mini"

@@ -91,8 +91,10 @@ def postgres_url() -> Iterator[str | None]:
         connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
         connection.execute(text(f'CREATE DATABASE "{name}"'))
     try:
-        yield server.set(database=name).render_as_string(hide_password=False).replace(
-            "postgresql+psycopg://", "postgresql://", 1
+        yield (
+            server.set(database=name)
+            .render_as_string(hide_password=False)
+            .replace("postgresql+psycopg://", "postgresql://", 1)
         )
     finally:
         with admin.connect() as connection:

@@ -27,6 +27,6 @@ async def store_messages(connection: AsyncConnection, messages: Sequence[Incomin
     statement = statement.on_conflict_do_update(
         index_elements=["channel", "ts"],
         set_={"text": statement.excluded.text},
-        where=(Message.deleted == False) & (Message.text != statement.excluded.text),  # noqa: E712
+        where=(Message.deleted == False) & (Message.text != statement.excluded.text),  # type: ignore[arg-type]  # noqa: E712
     )
     await connection.execute(statement, rows)
