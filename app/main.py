@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 
 from app.logs import setup_logging
-from app.routes import admin, events, health
+from app.routes import admin, admin_api, admin_page, events, health
 from app.runtime import running
 from app.settings import Settings, load_settings
 
@@ -26,6 +26,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(events.router)
     app.include_router(health.router)
     app.include_router(admin.router)
+    app.include_router(admin_api.router)
+    app.include_router(admin_page.router)
     return app
 
 

@@ -1,7 +1,9 @@
-"""/admin/*: the operator's view, behind `Authorization: Bearer $ADMIN_TOKEN`."""
+"""/admin/*: the operator's view, behind `Authorization: Bearer $ADMIN_TOKEN` (or HTTP Basic
+with the token as password, for a browser)."""
 
 from __future__ import annotations
 
+import base64
 import hmac
 from typing import Annotated, Any
 
@@ -12,21 +14,44 @@ from app.runtime import Runtime
 router = APIRouter(prefix="/admin")
 
 
-def admin_runtime(request: Request) -> Runtime:
+def _given_token(request: Request) -> str | None:
+    """The token of `Authorization: Bearer TOKEN`, or the password of HTTP Basic."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        return credentials.strip()
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2]
+    return None
+
+
+def _authorized(request: Request, *, challenge: str) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     token = runtime.settings.admin_token
     if token is None:
         raise HTTPException(status_code=404)
-    given = request.headers.get("authorization", "")
-    scheme, _, credentials = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(credentials.strip(), token):
+    given = _given_token(request)
+    if given is None or not hmac.compare_digest(given.encode(), token.encode()):
         raise HTTPException(
-            status_code=401, detail="invalid admin token", headers={"WWW-Authenticate": "Bearer"}
+            status_code=401, detail="invalid admin token", headers={"WWW-Authenticate": challenge}
         )
     return runtime
 
 
+def admin_runtime(request: Request) -> Runtime:
+    return _authorized(request, challenge="Bearer")
+
+
+def admin_page_runtime(request: Request) -> Runtime:
+    """The same check for pages a browser opens: its 401 makes the browser ask for it."""
+    return _authorized(request, challenge='Basic realm="tomo admin", charset="UTF-8"')
+
+
 AdminRuntime = Annotated[Runtime, Depends(admin_runtime)]
+AdminPageRuntime = Annotated[Runtime, Depends(admin_page_runtime)]
 
 
 @router.get("/jobs")

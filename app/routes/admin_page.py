@@ -1,0 +1,98 @@
+"""GET /admin: the operator's page (timers with a cancel button, decisions, memories, LLM spend),
+behind HTTP Basic with the admin token as password. Plain HTML; a few lines of script count down.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from functools import cache
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from app.prompts import TEMPLATES
+from app.routes.admin import AdminPageRuntime
+from app.routes.admin_api import overview
+
+router = APIRouter(prefix="/admin")
+
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _clock(value: str | None) -> str:
+    """An ISO time as `MM-DD HH:MM:SS UTC` with how long ago it was (or how soon it will be)."""
+    if not value:
+        return ""
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    age = time.time() - moment.timestamp()
+    relative = f"{_duration(age)} ago" if age >= 0 else f"in {_duration(-age)}"
+    return f"{moment:%m-%d %H:%M:%S} UTC ({relative})"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    if seconds < 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} d {seconds % 86400 // 3600} h"
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+@cache
+def _pages() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES / "admin"),
+        undefined=StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(clock=_clock, duration=_duration, cost=_cost, path=quote)
+    return env
+
+
+@router.get("", response_class=HTMLResponse)
+async def admin_page(request: Request, runtime: AdminPageRuntime) -> HTMLResponse:
+    data = await overview(runtime)
+    html = (
+        _pages()
+        .get_template("index.html")
+        .render(
+            **data,
+            persona=runtime.settings.PERSONA_NAME,
+            bot_user_id=runtime.identity.user_id,
+            notice=request.query_params.get("notice"),
+        )
+    )
+    return HTMLResponse(html, headers=PAGE_HEADERS)
+
+
+@router.post("/cancel/{job_id:path}")
+async def cancel_from_page(
+    job_id: str, request: Request, runtime: AdminPageRuntime
+) -> RedirectResponse:
+    """The page's cancel button (a form POST, no script needed); back to the page after."""
+    origin = request.headers.get("origin")
+    if origin and origin != "null" and urlsplit(origin).netloc != request.url.netloc:
+        raise HTTPException(status_code=403, detail="cross-site request refused")
+    if runtime.timers.remove(job_id):
+        notice = f"cancelled {job_id}"
+    else:
+        notice = f"{job_id} had already run or been cancelled"
+    return RedirectResponse(f"/admin?notice={quote(notice)}", status_code=303)
