@@ -34,14 +34,15 @@ DIRECT = frozenset({"mention", "dm", "auto_reply"})
 def conversation_turns(
     messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
 ) -> list[dict[str, str]]:
-    """The conversation as chat turns, oldest first, ending with the message answered:
-    tomo's own messages as the assistant's, everyone else's starting with <@USER_ID>."""
-    upto = [m for m in messages if float(m.ts) <= float(trigger_ts)]
-    if threaded and upto and not upto[0].thread_ts:
-        parent, rest = upto[:1], upto[1:]
-        chosen = parent + rest[-limit:]
-    else:
-        chosen = upto[-limit:]
+    """The conversation as chat turns, oldest first, ending with the message answered: a
+    thread's parent, then the `limit` most recent messages before the trigger, then the trigger.
+    tomo's own messages are the assistant's, everyone else's start with <@USER_ID>."""
+    before = [m for m in messages if float(m.ts) < float(trigger_ts)]
+    answered = [m for m in messages if m.ts == trigger_ts]
+    parent: list[ChatMessage] = []
+    if threaded and before and not before[0].thread_ts:
+        parent, before = before[:1], before[1:]
+    chosen = parent + before[-limit:] + answered
     turns = []
     for message in chosen:
         if message.from_self:
@@ -101,7 +102,8 @@ class ReplyService:
                     return []
 
     async def _reply(self, channel: str, thread_ts: str, latest_ts: str, reason: str) -> list[str]:
-        if thread_ts:
+        if thread_ts and latest_ts != thread_ts:
+            # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
             await self._history.refresh(channel=channel, thread_ts=thread_ts)
         async with self._sessions() as session:
             context = await self._builder.build(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -36,25 +37,33 @@ class BotIdentity:
 
 class SlackClient:
     def __init__(self, *, token: str, base_url: str, rate_limit_retries: int = 2) -> None:
-        self._web = AsyncWebClient(
-            token=token,
-            base_url=base_url,
-            timeout=10,
-            retry_handlers=[
+        def web(*, rate_limit_retries: int) -> AsyncWebClient:
+            handlers: list[AsyncRetryHandler] = [
                 AsyncConnectionErrorRetryHandler(max_retry_count=1),
-                AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
                 AsyncServerErrorRetryHandler(max_retry_count=1),
-            ],
-        )
+            ]
+            if rate_limit_retries:
+                handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
+            return AsyncWebClient(
+                token=token, base_url=base_url, timeout=10, retry_handlers=handlers
+            )
+
+        self._web = web(rate_limit_retries=rate_limit_retries)
+        # For calls with a fallback (thread history): a 429 is answered at once, not waited out.
+        self._web_once = web(rate_limit_retries=0)
 
     async def close(self) -> None:
-        session = getattr(self._web, "session", None)
-        if session is not None:
-            await session.close()
+        for web in (self._web, self._web_once):
+            session = getattr(web, "session", None)
+            if session is not None:
+                await session.close()
 
-    async def _call(self, method: str, **params: Any) -> dict[str, Any]:
+    async def _call(
+        self, method: str, *, wait_if_limited: bool = True, **params: Any
+    ) -> dict[str, Any]:
         # slack-sdk's named method (chat_postMessage, ...) picks the right encoding for each.
-        call = getattr(self._web, method.replace(".", "_"))
+        web = self._web if wait_if_limited else self._web_once
+        call = getattr(web, method.replace(".", "_"))
         try:
             response = await call(**params)
         except SlackApiError as error:
@@ -65,11 +74,18 @@ class SlackClient:
             raise SlackError(method, f"{type(error).__name__}: {error}") from error
         return dict(response.data) if isinstance(response.data, dict) else {}
 
-    async def _paged(self, method: str, key: str, **params: Any) -> list[dict[str, Any]]:
+    async def _paged(
+        self, method: str, key: str, *, wait_if_limited: bool = True, **params: Any
+    ) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         cursor = ""
         while True:
-            page = await self._call(method, **params, **({"cursor": cursor} if cursor else {}))
+            page = await self._call(
+                method,
+                wait_if_limited=wait_if_limited,
+                **params,
+                **({"cursor": cursor} if cursor else {}),
+            )
             items.extend(page.get(key) or [])
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or ""
             if not cursor:
@@ -99,9 +115,15 @@ class SlackClient:
         """The thread's parent plus its `limit` most recent replies, oldest first.
 
         conversations.replies returns the oldest first, so every page is read to reach the end.
+        A rate limit raises at once (the caller has the stored messages to fall back on).
         """
         messages = await self._paged(
-            "conversations.replies", "messages", channel=channel, ts=thread_ts, limit=200
+            "conversations.replies",
+            "messages",
+            wait_if_limited=False,
+            channel=channel,
+            ts=thread_ts,
+            limit=200,
         )
         by_ts = {str(m.get("ts")): m for m in messages if m.get("ts")}
         parent = by_ts.pop(thread_ts, None)

@@ -82,10 +82,8 @@ async def test_two_top_level_mentions_never_merge(
     assert len(posts) == 2
     # Each reply saw only its own mention.
     last_turns = sorted(r["messages"][-1]["content"] for r in model.requests)
-    assert last_turns == [
-        "<@U1> (Alice): <@UBOT> first question",
-        "<@U2> (Bob): <@UBOT> second question",
-    ]
+    assert last_turns[0].startswith("<@U1>") and last_turns[0].endswith("first question")
+    assert last_turns[1].startswith("<@U2>") and last_turns[1].endswith("second question")
     assert all(len(r["messages"]) == 2 for r in model.requests)
 
 
