@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,10 @@ from app.db.models import LLMCall
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
+
+
+# A mock answer chosen per call from (purpose, messages): offline replay uses it.
+MockResponse = Callable[[str, list[dict[str, str]]], str]
 
 
 class LLMError(Exception):
@@ -95,7 +100,8 @@ class LLM:
             "judgment": settings.judgment_model,
             "memory": settings.memory_model,
         }
-        self.mock_response: str | None = None  # offline replay: LiteLLM's own mock responses
+        # Offline replay: LiteLLM's own mock responses (one text, or one chosen per call).
+        self.mock_response: str | MockResponse | None = None
 
     async def complete(
         self, *, purpose: str, messages: list[dict[str, str]], max_tokens: int | None = None
@@ -116,7 +122,8 @@ class LLM:
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
         if self.mock_response is not None:
-            kwargs["mock_response"] = self.mock_response
+            mock = self.mock_response
+            kwargs["mock_response"] = mock if isinstance(mock, str) else mock(purpose, messages)
         started = time.time()
         try:
             response = await litellm.acompletion(**kwargs)

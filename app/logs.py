@@ -90,6 +90,12 @@ def setup_logging(*, level: str, fmt: str) -> None:
     handler._tomo = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level)
+    if fmt == "json":
+        # uvicorn's own lines (from start-up on, access log included) become JSON lines too.
+        for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+            server_logger = logging.getLogger(name)
+            server_logger.handlers.clear()
+            server_logger.propagate = True
     for noisy in (
         "httpx",
         "httpcore",

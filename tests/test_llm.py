@@ -1,0 +1,148 @@
+"""Every LLM call is recorded in llm_call (purpose, model, tokens, latency, cost or null,
+success), failures included, so the spend on the admin page is true."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.llm import LLMError
+from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
+from tests.fakes import FakeModel, FakeSlack
+
+ASK = [{"role": "user", "content": "hello there"}]
+
+
+def usage(prompt: int, completion: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+async def calls(tomo: Any) -> list[dict[str, Any]]:
+    return await tomo.rows("SELECT * FROM llm_call ORDER BY id")
+
+
+async def test_a_successful_call_records_tokens_latency_and_unknown_cost(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    model.enqueue({"content": "hi!", "usage": usage(42, 3)})
+    async with start_tomo(LLM_JUDGMENT_MODEL="openai/judge-model") as tomo:
+        completion = await tomo.runtime.llm.complete(purpose="judgment", messages=ASK)
+        rows = await calls(tomo)
+    assert completion.text == "hi!"
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["purpose"] == "judgment" and row["model"] == "openai/judge-model"
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (42, 3)
+    assert row["success"] and row["error"] is None
+    assert row["latency_ms"] > 0 and row["started_at"] > 0
+    assert row["cost_usd"] is None  # LiteLLM has no price for this model
+    assert model.last_request["model"] == "judge-model"
+
+
+async def test_a_known_model_is_priced_from_litellms_own_cost_map(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    from app.llm import litellm_module
+
+    model.enqueue({"content": "hi!", "usage": usage(1000, 500)})
+    async with start_tomo(LLM_MODEL="openai/gpt-4o-mini") as tomo:
+        await tomo.runtime.llm.complete(purpose="reply", messages=ASK)
+        rows = await calls(tomo)
+    prices = (await litellm_module()).model_cost["gpt-4o-mini"]
+    expected = 1000 * prices["input_cost_per_token"] + 500 * prices["output_cost_per_token"]
+    assert rows[0]["cost_usd"] == pytest.approx(expected)
+    assert rows[0]["cost_usd"] > 0
+
+
+async def test_a_failed_call_is_recorded_as_a_failure_after_its_retries(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    model.fail(status=500, times=2)
+    async with start_tomo(LLM_MAX_RETRIES=1) as tomo:
+        with pytest.raises(LLMError, match="memory call"):
+            await tomo.runtime.llm.complete(purpose="memory", messages=ASK)
+        rows = await calls(tomo)
+    assert len(model.requests) == 2  # one call, retried once: one record
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["purpose"] == "memory" and not row["success"]
+    assert row["error"] and "500" in row["error"]
+    assert row["prompt_tokens"] is None and row["cost_usd"] is None
+    assert row["latency_ms"] >= 0
+
+
+async def test_a_timed_out_call_is_recorded(start_tomo: StartTomo, model: FakeModel) -> None:
+    model.delay(2.0)
+    async with start_tomo(LLM_TIMEOUT_SECONDS=0.3) as tomo:
+        with pytest.raises(LLMError):
+            await tomo.runtime.llm.complete(purpose="reply", messages=ASK)
+        rows = await calls(tomo)
+    assert [(r["purpose"], r["success"]) for r in rows] == [("reply", False)]
+    assert "timeout" in rows[0]["error"].lower()
+
+
+async def test_judgment_and_reply_of_a_conversation_are_each_recorded(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    def responder(request: dict[str, Any]) -> dict[str, Any]:
+        if purpose_of(request) == "judgment":
+            return {"content": judgment_json(True, delay=0), "usage": usage(300, 20)}
+        return {"content": "I can help with that", "usage": usage(400, 6)}
+
+    model.responder = responder
+    async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
+        await tomo.message("how do I rotate the API keys?")
+        await slack.wait_for_posts(1)
+
+        async def two_calls() -> bool:
+            return len(await calls(tomo)) == 2
+
+        await wait_for(two_calls, what="two recorded calls")
+        rows = await calls(tomo)
+    assert [
+        (r["purpose"], r["prompt_tokens"], r["completion_tokens"], r["success"]) for r in rows
+    ] == [
+        ("judgment", 300, 20, True),
+        ("reply", 400, 6, True),
+    ]
+
+
+async def test_a_failed_judgment_is_recorded_and_nothing_is_posted(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    model.responder = lambda request: (
+        judgment_json(True, delay=0) if purpose_of(request) == "judgment" else None
+    )
+    async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
+        model.fail(status=503, times=1)  # the judgment fails: recorded, no reply
+        await tomo.message("anyone seen the release notes?")
+
+        async def one_call() -> bool:
+            return len(await calls(tomo)) == 1
+
+        await wait_for(one_call, what="the failed judgment's record")
+        rows = await calls(tomo)
+        decisions = await tomo.rows("SELECT valid, reason FROM judgment")
+    assert [(r["purpose"], r["success"]) for r in rows] == [("judgment", False)]
+    assert decisions and not decisions[0]["valid"]
+    assert slack.posts() == []
+
+
+async def test_mock_responses_are_recorded_and_never_reach_a_server(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    async with start_tomo() as tomo:
+        tomo.runtime.llm.mock_response = "a canned answer"
+        fixed = await tomo.runtime.llm.complete(purpose="reply", messages=ASK)
+        tomo.runtime.llm.mock_response = lambda purpose, messages: f"{purpose}:{len(messages)}"
+        chosen = await tomo.runtime.llm.complete(purpose="judgment", messages=ASK * 2)
+        rows = await calls(tomo)
+    assert (fixed.text, chosen.text) == ("a canned answer", "judgment:2")
+    assert model.requests == []
+    assert [(r["purpose"], r["success"]) for r in rows] == [("reply", True), ("judgment", True)]
+    assert all(r["prompt_tokens"] is not None for r in rows)
