@@ -71,12 +71,21 @@ class Runtime:
             )
 
 
-def build_runtime(settings: Settings, engine: AsyncEngine) -> Runtime:
+def build_runtime(
+    settings: Settings,
+    engine: AsyncEngine,
+    *,
+    slack: SlackClient | None = None,
+    timers: Timers | None = None,
+) -> Runtime:
+    """Everything wired together; `slack` and `timers` may be replaced (the offline replay
+    passes a local Slack stand-in and timers that compress time)."""
     sessions = session_factory(engine)
-    slack = SlackClient(
-        token=settings.SLACK_BOT_TOKEN.get_secret_value(), base_url=settings.SLACK_API_URL
-    )
-    timers = Timers()
+    if slack is None:
+        slack = SlackClient(
+            token=settings.SLACK_BOT_TOKEN.get_secret_value(), base_url=settings.SLACK_API_URL
+        )
+    timers = Timers() if timers is None else timers
     identity = Identity()
     llm = LLM(settings, sessions)
     locks = ConversationLocks()

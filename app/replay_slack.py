@@ -1,0 +1,110 @@
+"""Slack for the replay: the calls tomo makes, answered from the replayed conversation.
+
+It has no web client at all, so nothing can leave the process: a call it does not know fails
+like a Slack error would.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.slack.client import BotIdentity, SlackClient, SlackError
+
+BOT_USER_ID = "UTOMO"
+BOT_ID = "BTOMO"
+TEAM_ID = "TREPLAY"
+
+PostHook = Callable[[str, str, str, str], None]  # channel, thread_ts, ts, text
+
+
+class ReplaySlack(SlackClient):
+    def __init__(
+        self,
+        *,
+        channels: dict[str, tuple[str, str]],  # id -> (name, channel_type)
+        people: dict[str, str],  # id -> display name
+        persona_name: str,
+        on_post: PostHook | None = None,
+    ) -> None:
+        # SlackClient.__init__ is not called: there is no web client to reach Slack with.
+        self._channels = channels
+        self._people = people
+        self._persona_name = persona_name
+        self.on_post = on_post
+        self._messages: dict[str, list[dict[str, Any]]] = {}
+        self._last_ts = 0.0
+
+    def next_ts(self) -> str:
+        """A Slack-like ts of now, strictly increasing."""
+        self._last_ts = max(time.time(), self._last_ts + 0.000001)
+        return f"{self._last_ts:.6f}"
+
+    def add_message(self, channel: str, message: dict[str, Any]) -> None:
+        self._messages.setdefault(channel, []).append(dict(message))
+
+    def text_of(self, channel: str, ts: str) -> str | None:
+        for message in self._messages.get(channel, []):
+            if message["ts"] == ts:
+                return str(message.get("text") or "")
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def auth_test(self) -> BotIdentity:
+        return BotIdentity(user_id=BOT_USER_ID, bot_id=BOT_ID, team_id=TEAM_ID)
+
+    async def post_message(self, *, channel: str, text: str, thread_ts: str | None) -> str:
+        if channel not in self._channels:
+            raise SlackError("chat.postMessage", "channel_not_found")
+        ts = self.next_ts()
+        message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": text}
+        self.add_message(channel, {**message, "ts": ts, "thread_ts": thread_ts or None})
+        if self.on_post is not None:
+            self.on_post(channel, thread_ts or "", ts, text)
+        return ts
+
+    async def thread_messages(
+        self, *, channel: str, thread_ts: str, limit: int
+    ) -> list[dict[str, Any]]:
+        thread = [
+            m
+            for m in self._messages.get(channel, [])
+            if m["ts"] == thread_ts or m.get("thread_ts") == thread_ts
+        ]
+        parent = [m for m in thread if m["ts"] == thread_ts]
+        replies = [m for m in thread if m["ts"] != thread_ts][-limit:]
+        return [dict(m) for m in parent + replies]
+
+    async def recent_history(self, *, channel: str, limit: int) -> list[dict[str, Any]]:
+        top = [m for m in self._messages.get(channel, []) if not m.get("thread_ts")]
+        return [dict(m) for m in reversed(top[-limit:])]  # newest first, like Slack
+
+    async def member_conversations(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": channel_id,
+                "name": name,
+                "is_im": kind == "im",
+                "is_private": kind in ("group", "mpim", "im"),
+                **({"user": name} if kind == "im" else {}),
+            }
+            for channel_id, (name, kind) in self._channels.items()
+        ]
+
+    async def user_info(self, user_id: str) -> dict[str, Any]:
+        if user_id == BOT_USER_ID:
+            name, is_bot = self._persona_name, True
+        elif user_id in self._people:
+            name, is_bot = self._people[user_id], False
+        else:
+            raise SlackError("users.info", "user_not_found")
+        return {
+            "id": user_id,
+            "team_id": TEAM_ID,
+            "name": name.lower(),
+            "is_bot": is_bot,
+            "profile": {"display_name": name, "real_name": name},
+        }

@@ -1,0 +1,186 @@
+"""What the replay prints, and the timers that compress time and report what they do.
+
+`ReplayTimers` is the real `Timers` (APScheduler) with every wait divided by the speed; each
+timer set, reset or cancelled is written to the timeline, and each job that runs is observed:
+what it logged and posted is kept for the timeline to tell why it did what it did.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import unicodedata
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from app.db.models import Judgment
+from app.scheduler import JUDGMENT, REPLY, Timers
+
+
+def pad(text: str, width: int) -> str:
+    """`text` padded to `width` columns, wide (CJK) characters counting two."""
+    columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return text + " " * max(0, width - columns)
+
+
+def clock(seconds: float) -> str:
+    """`M:SS`, or `H:MM:SS` from an hour on."""
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def one_line(text: str) -> str:
+    return " ⏎ ".join(part for part in text.splitlines() if part.strip()) or text
+
+
+def describe(decision: Judgment) -> str:
+    confidence = f"confidence {decision.confidence:.2f}" if decision.confidence is not None else ""
+    if not decision.valid:
+        return f"judgment: invalid answer, stays silent: {decision.reason}"
+    if decision.should_respond:
+        delay = f", delay {clock(decision.delay_seconds or 0)}"
+        return f"judgment: respond ({confidence}{delay}): {decision.reason}"
+    return f"judgment: stay silent ({confidence}): {decision.reason}"
+
+
+def why(job: JobRun) -> str:
+    for _level, note in job.notes:
+        for prefix in ("judgment skipped: ", "reply skipped: ", "no reply: "):
+            if note.startswith(prefix):
+                return note[len(prefix) :]
+    return job.notes[-1][1] if job.notes else "no reason logged"
+
+
+class Timeline:
+    """Entries printed as they happen, at conversation time (real time times the speed)."""
+
+    def __init__(self, *, out: TextIO, speed: float) -> None:
+        self._out = out
+        self.speed = speed
+        self._started = time.monotonic()
+        self.entries: list[tuple[float, str, str]] = []
+
+    def start(self) -> None:
+        self._started = time.monotonic()
+
+    def now(self) -> float:
+        return (time.monotonic() - self._started) * self.speed
+
+    def add(self, where: str, what: str) -> None:
+        at = self.now()
+        self.entries.append((at, where, what))
+        self.print(f"{'+' + clock(at):>8}  {pad(where, 22)} {what}")
+
+    def print(self, line: str = "") -> None:
+        self._out.write(line + "\n")
+        self._out.flush()
+
+
+@dataclass
+class JobRun:
+    kind: str
+    channel: str
+    thread_ts: str
+    latest_ts: str
+    notes: list[tuple[int, str]] = field(default_factory=list)  # (level, message) logged
+    posts: list[str] = field(default_factory=list)  # ts of what it posted
+    later: list[tuple[str, str]] = field(default_factory=list)  # entries told after the job's
+
+
+CURRENT_JOB: ContextVar[JobRun | None] = ContextVar("replay_job", default=None)
+
+
+class JobNotes(logging.Handler):
+    """Keeps what tomo logs while a replayed job runs (skip reasons, failures)."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.INFO)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        job = CURRENT_JOB.get()
+        if job is not None:
+            job.notes.append((record.levelno, record.getMessage()))
+
+
+Where = Callable[[str, str], str]  # (channel, thread_ts) -> how the timeline names it
+AfterJob = Callable[[JobRun], Awaitable[None]]
+
+
+class ReplayTimers(Timers):
+    def __init__(self, *, timeline: Timeline, speed: float, where: Where, after: AfterJob) -> None:
+        super().__init__()
+        self._timeline = timeline
+        self._speed = speed
+        self._where = where
+        self._after = after
+        self.observed_running = 0
+
+    def set(
+        self,
+        kind: str,
+        *,
+        channel: str,
+        thread_ts: str,
+        run_at: float,
+        func: Callable[..., Awaitable[Any]],
+        latest_ts: str,
+        **kwargs: Any,
+    ) -> None:
+        now = time.time()
+        wait = max(0.0, run_at - now)
+        replaced = self.get(kind, channel=channel, thread_ts=thread_ts) is not None
+        why = f" ({kwargs['reason']})" if kwargs.get("reason") else ""
+        when = "now" if wait < 0.5 else f"in {clock(wait)}"
+        entry = (
+            self._where(channel, thread_ts),
+            f"timer {'reset' if replaced else 'set'}: {kind} {when}{why}",
+        )
+        job = CURRENT_JOB.get()
+        if job is not None and job.kind == JUDGMENT:
+            job.later.append(entry)  # told after the decision that set it
+        else:
+            self._timeline.add(*entry)
+        super().set(
+            kind,
+            channel=channel,
+            thread_ts=thread_ts,
+            run_at=now + wait / self._speed,
+            func=self._observed(kind, func),
+            latest_ts=latest_ts,
+            **kwargs,
+        )
+
+    def remove(self, identifier: str) -> bool:
+        removed = super().remove(identifier)
+        kind, _, rest = identifier.partition(":")
+        if removed and kind in (JUDGMENT, REPLY):
+            channel, _, thread_ts = rest.partition(":")
+            self._timeline.add(self._where(channel, thread_ts), f"timer cancelled: {kind}")
+        return removed
+
+    @property
+    def busy(self) -> bool:
+        """A judgment or reply is waiting or running."""
+        return self.observed_running > 0 or any(t.kind in (JUDGMENT, REPLY) for t in self.list())
+
+    def _observed(
+        self, kind: str, func: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[None]]:
+        async def run(**kwargs: Any) -> None:
+            job = JobRun(kind, kwargs["channel"], kwargs["thread_ts"], kwargs.get("latest_ts", ""))
+            self.observed_running += 1
+            token = CURRENT_JOB.set(job)
+            try:
+                await func(**kwargs)
+            finally:
+                CURRENT_JOB.reset(token)
+                try:
+                    await self._after(job)
+                finally:
+                    self.observed_running -= 1
+
+        return run
