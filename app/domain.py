@@ -15,6 +15,7 @@ class ChatMessage:
     created_at: float
     from_self: bool  # posted by tomo itself
     from_bot: bool = False
+    edited: bool = False
 
 
 @dataclass(frozen=True)

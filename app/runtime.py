@@ -27,6 +27,7 @@ from app.services.history import ThreadHistory
 from app.services.identity import Identity
 from app.services.judgment import JudgmentService
 from app.services.locks import ConversationLocks
+from app.services.memory import MemoryService
 from app.services.recovery import restore_timers
 from app.services.reply import ReplyService
 from app.settings import Settings
@@ -53,6 +54,7 @@ class Runtime:
     conversations: Conversations
     judgment: JudgmentService
     reply: ReplyService
+    memory: MemoryService
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], name: str) -> None:
@@ -146,6 +148,16 @@ def build_runtime(
         conversations=conversations,
         judgment=judgment,
         reply=reply,
+        memory=MemoryService(
+            engine=engine,
+            sessions=sessions,
+            llm=llm,
+            identity=identity,
+            persona_name=settings.PERSONA_NAME,
+            active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
+            short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
+            thread_memory_days=settings.THREAD_MEMORY_DAYS,
+        ),
     )
 
 
@@ -173,12 +185,15 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         "directory", seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
     )
     runtime.timers.every("prune", seconds=3600.0, func=runtime.prune_seen_events)
+    runtime.timers.every(
+        "memory", seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS, func=runtime.memory.run
+    )
     runtime.timers.start()
     runtime.spawn(_after_identity(runtime), "identity")
     try:
         yield runtime
     finally:
-        runtime.timers.shutdown()
+        await runtime.timers.stop()
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)

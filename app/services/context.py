@@ -1,7 +1,9 @@
 """The one context builder that judgment, reply and memory all use.
 
-It costs a fixed number of queries whatever the number of channels: channels, the channel's
-recent messages, the target thread, memories, and the names of the people who appear.
+It costs a fixed number of queries whatever the number of channels: memories, the channels
+they name, the channel's recent messages, the target thread, and the names of the people who
+appear. What it reads is bounded too: CHANNEL_MESSAGES_LIMIT messages, and memories within
+the budget of app.services.recall.
 """
 
 from __future__ import annotations
@@ -10,16 +12,15 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlmodel import or_, select
+from sqlalchemy.orm import aliased
+from sqlmodel import and_, case, col, func, or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, Memory, Message, Person
-from app.domain import ChannelMemory, ChannelMessages, ChatMessage, Context
+from app.domain import ChannelMessages, ChatMessage, Context
+from app.services.recall import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 
 TARGET_THREAD_LIMIT = 200
-MEMORY_CHAR_LIMIT = 2000  # one memory's share of a prompt
-CHANNEL_MEMORY_LIMIT = 20  # channel memories in a prompt, most recently active first
-THREAD_MEMORY_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Self) -> lis
             created_at=row.created_at,
             from_self=me.wrote(row),
             from_bot=bool(row.bot_id) or not row.user_id,
+            edited=row.edited_at is not None,
         )
         for row in rows
     ]
@@ -85,12 +87,6 @@ def split_channel(
     return ChannelMessages(channel.id, channel.name or channel.id, top, thread_messages)
 
 
-def _clip(text: str | None) -> str | None:
-    if not text:
-        return None
-    return text if len(text) <= MEMORY_CHAR_LIMIT else text[: MEMORY_CHAR_LIMIT - 1] + "…"
-
-
 class ContextBuilder:
     def __init__(
         self,
@@ -115,7 +111,12 @@ class ContextBuilder:
         now: float | None = None,
     ) -> Context:
         now = time.time() if now is None else now
-        channels = {c.id: c for c in (await session.exec(select(Channel))).all()}  # type: ignore[call-overload]
+        memories = await self._memories(session, channel_id=channel_id, now=now)
+        wanted = {channel_id} | {m.scope_id for m in memories if m.scope == "channel"}
+        channels = {
+            c.id: c
+            for c in (await session.exec(select(Channel).where(Channel.id.in_(wanted)))).all()  # type: ignore[call-overload,attr-defined]
+        }
         channel = channels.get(channel_id) or Channel(id=channel_id, name=channel_id)
         recent = (
             await session.exec(  # type: ignore[call-overload]
@@ -136,7 +137,6 @@ class ContextBuilder:
                     .limit(TARGET_THREAD_LIMIT)
                 )
             ).all()
-        memories = await self._memories(session, channel_id=channel_id, now=now)
         user_ids = {r.user_id for r in (*recent, *target_rows) if r.user_id}
         people = await load_people(session, user_ids)
 
@@ -146,54 +146,56 @@ class ContextBuilder:
             to_chat(target_rows, people, me),
             target_thread_ts=thread_ts,
         )
-        workspace = {m.kind: m.content for m in memories if m.scope == "workspace"}
-        channel_memories: dict[str, ChannelMemory] = {}
-        for memory in memories:
-            if memory.scope != "channel" or len(channel_memories) >= CHANNEL_MEMORY_LIMIT:
-                continue
-            known = channel_memories.get(memory.scope_id) or ChannelMemory(
-                memory.scope_id,
-                (channels.get(memory.scope_id) or Channel(id=memory.scope_id)).name
-                or memory.scope_id,
-            )
-            field = "long_term_memory" if memory.kind == "long_term" else "short_term_memory"
-            channel_memories[memory.scope_id] = ChannelMemory(
-                **{**known.__dict__, field: _clip(memory.content)}
-            )
-        thread_memories = {
-            m.scope_id.split(":", 1)[1]: _clip(m.content) or ""
-            for m in memories
-            if m.scope == "thread"
-        }
+        recalled = recall(memories, channel_id=channel_id, channels=channels)
         return Context(
             persona_name=self._persona.name,
             persona_prompt=self._persona.prompt,
             conversation_history=conversation,
             now=now,
             target_thread_ts=thread_ts or None,
-            workspace_long_term_memory=_clip(workspace.get("long_term")),
-            workspace_short_term_memory=_clip(workspace.get("short_term")),
-            channel_memories=channel_memories,
-            thread_memories=dict(list(thread_memories.items())[:THREAD_MEMORY_LIMIT]),
+            workspace_long_term_memory=recalled.workspace.get("long_term"),
+            workspace_short_term_memory=recalled.workspace.get("short_term"),
+            channel_memories=recalled.channels,
+            thread_memories=recalled.threads,
         )
 
     async def _memories(
         self, session: AsyncSession, *, channel_id: str, now: float
     ) -> Sequence[Memory]:
+        """The memories a prompt may use, most wanted first, in one query and a bounded number
+        of rows: the workspace's, this channel's, its recent threads', then those of public
+        channels active lately, the most recent first."""
         active_since = f"{now - self._active_days * 86400:.6f}"
         thread_since = f"{now - self._thread_days * 86400:.6f}"
-        statement = (
-            select(Memory)
+        public = select(Channel.id).where(
+            col(Channel.is_private).is_(False), col(Channel.is_im).is_(False)
+        )
+        scope, scope_id, source_ts = col(Memory.scope), col(Memory.scope_id), col(Memory.source_ts)
+        here = and_(scope == "channel", scope_id == channel_id)
+        rank = case((scope == "workspace", 0), (here, 1), (scope == "thread", 2), else_=3)
+        position = func.row_number().over(partition_by=rank, order_by=source_ts.desc())
+        ranked = (
+            select(Memory, rank.label("rank"), position.label("position"))
             .where(
                 or_(
-                    Memory.scope == "workspace",
-                    (Memory.scope == "channel") & (Memory.source_ts >= active_since),
-                    (Memory.scope == "thread")
-                    & (Memory.scope_id.startswith(f"{channel_id}:"))  # type: ignore[attr-defined]
-                    & (Memory.source_ts >= thread_since),
+                    scope == "workspace",
+                    here,
+                    and_(scope == "channel", source_ts >= active_since, scope_id.in_(public)),
+                    and_(
+                        scope == "thread",
+                        scope_id.startswith(f"{channel_id}:", autoescape=True),
+                        source_ts >= thread_since,
+                    ),
                 )
             )
-            .order_by(Memory.source_ts.desc())  # type: ignore[attr-defined]
+            .subquery()
+        )
+        row = aliased(Memory, ranked)
+        most = case((ranked.c.rank == 2, THREAD_MEMORY_LIMIT), else_=2 * CHANNEL_MEMORY_LIMIT)
+        statement = (
+            select(row)
+            .where(ranked.c.position <= most)
+            .order_by(ranked.c.rank, ranked.c.source_ts.desc())
         )
         return (await session.exec(statement)).all()  # type: ignore[call-overload]
 

@@ -1,0 +1,186 @@
+"""What memories are made of: who was active when, and the messages a memory is written from.
+
+The activity of every channel and every thread comes from one GROUP BY query each, whatever
+the number of channels; the messages are read only for the memories that must be rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, and_, case, func, or_
+from sqlalchemy import select as select_columns
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.models import Channel, Message
+from app.domain import ChatMessage
+from app.services.context import Self, load_people, to_chat
+from app.slack.events import CONVERSATIONAL_SUBTYPES
+
+SOURCE_MESSAGE_LIMIT = 200  # messages one memory call reads at most
+SOURCE_CHAR_LIMIT = 40_000  # and their text at most, the newest kept
+
+
+@dataclass(frozen=True)
+class Activity:
+    """The newest live message of a channel or thread, and its newest edit or removal."""
+
+    newest_ts: str | None  # None: nothing in the window
+    last_edit: float  # newest edited_at of a live message, 0 when none
+    last_removal: float  # newest edited_at of a deleted message, 0 when none
+
+
+def conversational() -> ColumnElement[bool]:
+    talk = [s for s in CONVERSATIONAL_SUBTYPES if s is not None]
+    return or_(col(Message.subtype).is_(None), col(Message.subtype).in_(talk))
+
+
+def _live() -> ColumnElement[bool]:
+    return and_(col(Message.deleted).is_(False), conversational())
+
+
+def _edit(live: bool) -> ColumnElement[float]:
+    deleted = col(Message.deleted).is_(not live)
+    return func.coalesce(func.max(case((deleted, col(Message.edited_at)))), 0.0)
+
+
+async def channel_activity(
+    session: AsyncSession, *, active_since: float, short_since: float
+) -> tuple[dict[str, Activity], dict[str, Activity]]:
+    """Per channel: activity within the active window, and within the short-term window."""
+    created, ts = col(Message.created_at), col(Message.ts)
+    newest_active = func.max(case((and_(_live(), created >= active_since), ts)))
+    newest_short = func.max(case((and_(_live(), created >= short_since), ts)))
+    rows = await (await session.connection()).execute(
+        select_columns(col(Message.channel), newest_active, newest_short, _edit(True), _edit(False))
+        .where(created >= min(active_since, short_since))
+        .group_by(col(Message.channel))
+    )
+    active: dict[str, Activity] = {}
+    short: dict[str, Activity] = {}
+    for channel, newest, newest_recent, last_edit, last_removal in rows.all():
+        if newest:
+            active[channel] = Activity(newest, float(last_edit), float(last_removal))
+        if newest_recent:
+            short[channel] = Activity(newest_recent, float(last_edit), float(last_removal))
+    return active, short
+
+
+async def thread_activity(
+    session: AsyncSession, *, since: float
+) -> dict[tuple[str, str], Activity]:
+    """Threads with a reply since `since`, keyed by (channel, thread_ts)."""
+    channel, thread_ts = col(Message.channel), col(Message.thread_ts)
+    rows = await (await session.connection()).execute(
+        select_columns(
+            channel,
+            thread_ts,
+            func.max(case((_live(), col(Message.ts)))),
+            _edit(True),
+            _edit(False),
+        )
+        .where(thread_ts != "", col(Message.created_at) >= since)
+        .group_by(channel, thread_ts)
+    )
+    return {
+        (row[0], row[1]): Activity(row[2], float(row[3]), float(row[4]))
+        for row in rows.all()
+        if row[2]
+    }
+
+
+async def channels(session: AsyncSession) -> dict[str, Channel]:
+    return {c.id: c for c in (await session.exec(select(Channel))).all()}  # type: ignore[call-overload]
+
+
+def shared(channel: Channel | None) -> bool:
+    """Whether a channel's memories may be told elsewhere: known, public, not a DM."""
+    return channel is not None and not channel.is_private and not channel.is_im
+
+
+def _bounded(rows: Sequence[Message]) -> list[Message]:
+    """The newest messages whose text fits the character limit, oldest first."""
+    kept: list[Message] = []
+    size = 0
+    for row in sorted(rows, key=lambda r: r.ts, reverse=True):
+        size += len(row.text)
+        if kept and size > SOURCE_CHAR_LIMIT:
+            break
+        kept.append(row)
+    return kept[::-1]
+
+
+async def _chat(session: AsyncSession, rows: Sequence[Message], me: Self) -> list[ChatMessage]:
+    people = await load_people(session, {r.user_id for r in rows if r.user_id})
+    return to_chat(rows, people, me)
+
+
+async def window_messages(
+    session: AsyncSession, *, channel: str, since: float, me: Self
+) -> list[ChatMessage]:
+    """The channel's live messages since `since` (threads included), the newest that fit."""
+    rows = await session.exec(  # type: ignore[call-overload]
+        select(Message)
+        .where(Message.channel == channel, Message.created_at >= since, _live())
+        .order_by(Message.ts.desc())  # type: ignore[attr-defined]
+        .limit(SOURCE_MESSAGE_LIMIT)
+    )
+    return await _chat(session, _bounded(rows.all()), me)
+
+
+async def new_messages(
+    session: AsyncSession, *, channel: str, after_ts: str, edited_after: float, me: Self
+) -> list[ChatMessage]:
+    """Messages newer than `after_ts` or edited since `edited_after`, the oldest first, so a
+    long backlog is folded in over several runs."""
+    rows = await session.exec(  # type: ignore[call-overload]
+        select(Message)
+        .where(Message.channel == channel, _live())
+        .where(or_(col(Message.ts) > after_ts, col(Message.edited_at) > edited_after))
+        .order_by(Message.ts)  # type: ignore[arg-type]
+        .limit(SOURCE_MESSAGE_LIMIT)
+    )
+    kept: list[Message] = []
+    size = 0
+    for row in rows.all():
+        size += len(row.text)
+        if kept and size > SOURCE_CHAR_LIMIT:
+            break
+        kept.append(row)
+    return await _chat(session, kept, me)
+
+
+async def latest_messages(session: AsyncSession, *, channel: str, me: Self) -> list[ChatMessage]:
+    """The channel's newest live messages that fit, oldest first (a memory made afresh)."""
+    rows = await session.exec(  # type: ignore[call-overload]
+        select(Message)
+        .where(Message.channel == channel, _live())
+        .order_by(Message.ts.desc())  # type: ignore[attr-defined]
+        .limit(SOURCE_MESSAGE_LIMIT)
+    )
+    return await _chat(session, _bounded(rows.all()), me)
+
+
+async def thread_messages(
+    session: AsyncSession, *, channel: str, thread_ts: str, me: Self
+) -> list[ChatMessage]:
+    """The thread's parent first, then its newest replies that fit, oldest first."""
+    rows = await session.exec(  # type: ignore[call-overload]
+        select(Message)
+        .where(Message.channel == channel, _live())
+        .where(or_(col(Message.thread_ts) == thread_ts, col(Message.ts) == thread_ts))
+        .order_by(Message.ts.desc())  # type: ignore[attr-defined]
+        .limit(SOURCE_MESSAGE_LIMIT)
+    )
+    found = rows.all()
+    parent: Sequence[Message] = [r for r in found if r.ts == thread_ts]
+    replies = _bounded([r for r in found if r.ts != thread_ts])
+    if not parent:
+        parent = (
+            await session.exec(  # type: ignore[call-overload]
+                select(Message).where(Message.channel == channel, Message.ts == thread_ts, _live())
+            )
+        ).all()
+    return await _chat(session, [*parent, *replies], me)
