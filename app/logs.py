@@ -21,8 +21,12 @@ _context: ContextVar[dict[str, str]] = ContextVar("tomo_log_context", default={}
 
 @contextlib.contextmanager
 def log_context(**fields: str | None) -> Iterator[None]:
-    """Attach these fields to every record logged inside the block."""
-    merged = {**_context.get(), **{k: v for k, v in fields.items() if v is not None}}
+    """Attach these fields to every record logged inside the block.
+
+    A block with a `job_id` starts afresh: a job inherits the context of whatever request woke
+    the scheduler, and that event's id is not the job's."""
+    inherited = {} if fields.get("job_id") else _context.get()
+    merged = {**inherited, **{k: v for k, v in fields.items() if v is not None}}
     token = _context.set(merged)
     try:
         yield

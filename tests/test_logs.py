@@ -99,10 +99,13 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
             message = {"type": "message", "channel": "C1", "user": "U1", "text": "any tips?"}
             body, headers = signed_event({**message, "ts": ts, "channel_type": "channel"}, "EvLOG1")
             assert client.post("/slack/events", content=body, headers=headers).is_success
+            other = {**message, "channel": "C2", "ts": next_ts(), "channel_type": "channel"}
+            body2, headers2 = signed_event(other, "EvLOG2")
+            assert client.post("/slack/events", content=body2, headers=headers2).is_success
             forged = client.post("/slack/events", content=body, headers=sign(body, secret="wrong"))
             assert forged.status_code == 401
             client.get("/admin/jobs", headers={"Authorization": "Bearer wrong"})
-            wait_until(lambda: len(slack.posts()) == 1, timeout=15, what="the reply")
+            wait_until(lambda: len(slack.posts()) == 2, timeout=15, what="two replies")
             time.sleep(0.3)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -131,6 +134,12 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
     assert any(r["message"].startswith("judgment should_respond=True") for r in judgment)
     assert any(r["message"].startswith("llm judgment") for r in judgment)
     assert all((r["channel"], r["thread_ts"]) == ("C1", "") for r in judgment)
+    # A job's lines carry no event id: not even that of the event that woke the scheduler.
+    assert not [r for r in records if "job_id" in r and "event_id" in r]
+    routed_c2 = [
+        r for r in records if "routed to judgment" in r["message"] and r["channel"] == "C2"
+    ]
+    assert routed_c2 and routed_c2[0]["event_id"] == "EvLOG2"
     reply = [r for r in records if r.get("job_id") == "reply:C1:"]
     assert any(r["message"].startswith("replied with 1 message") for r in reply)
     assert any("signature" in r["message"] and r["severity"] == "WARNING" for r in records)
@@ -142,7 +151,7 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
         assert secret not in output
 
 
-def test_log_context_nests_and_both_formats_show_it() -> None:
+def test_log_context_nests_a_job_starts_afresh_and_both_formats_show_it() -> None:
     stream = io.StringIO()
     json_handler, text_handler = logging.StreamHandler(stream), logging.StreamHandler(stream)
     json_handler.setFormatter(JsonFormatter())
@@ -157,20 +166,23 @@ def test_log_context_nests_and_both_formats_show_it() -> None:
         logger.addHandler(handler)
     try:
         with log_context(event_id="Ev9", channel="C9"):
-            with log_context(thread_ts="1.2", job_id="reply:C9:1.2", channel=None):
+            with log_context(thread_ts="1.2", channel=None):
                 logger.info("inner")
+                with log_context(job_id="reply:C9:1.2", channel="C9", thread_ts="1.2"):
+                    logger.info("job")
         logger.info("outside")
     finally:
         for handler in (json_handler, text_handler):
             logger.removeHandler(handler)
-    json_inner, text_inner, json_outside, text_outside = stream.getvalue().splitlines()
+    lines = stream.getvalue().splitlines()
+    json_inner, text_inner, json_job, text_job, json_outside, text_outside = lines
     inner = json.loads(json_inner)
-    assert (inner["event_id"], inner["channel"], inner["thread_ts"], inner["job_id"]) == (
-        "Ev9",
-        "C9",
-        "1.2",
-        "reply:C9:1.2",
-    )
-    assert text_inner.endswith("[event_id=Ev9 channel=C9 thread_ts=1.2 job_id=reply:C9:1.2]")
+    assert (inner["event_id"], inner["channel"], inner["thread_ts"]) == ("Ev9", "C9", "1.2")
+    assert "job_id" not in inner
+    assert text_inner.endswith("inner [event_id=Ev9 channel=C9 thread_ts=1.2]")
+    job = json.loads(json_job)
+    assert (job["job_id"], job["channel"], job["thread_ts"]) == ("reply:C9:1.2", "C9", "1.2")
+    assert "event_id" not in job  # a job is not the event that woke the scheduler
+    assert text_job.endswith("job [channel=C9 thread_ts=1.2 job_id=reply:C9:1.2]")
     assert "event_id" not in json.loads(json_outside)
     assert text_outside.endswith("outside")
