@@ -7,6 +7,8 @@ a cache: the database stays the truth and `app.services.recovery` rebuilds it at
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -17,8 +19,13 @@ from apscheduler.job import Job
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+logger = logging.getLogger(__name__)
+
 JUDGMENT = "judgment"
 REPLY = "reply"
+# How long a SIGTERM waits for running jobs (a reply being written) before cancelling them;
+# Cloud Run allows 10 s after SIGTERM, Heroku 30 s.
+STOP_GRACE_SECONDS = 8.0
 
 
 def job_id(kind: str, channel: str, thread_ts: str) -> str:
@@ -48,13 +55,45 @@ class Timers:
                 "max_instances": 16,
             },
         )
+        self._running: set[asyncio.Task[Any]] = set()
 
     def start(self) -> None:
         self.scheduler.start()
 
     def shutdown(self) -> None:
+        """Stop at once: jobs still running are cancelled."""
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+
+    async def stop(self, *, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Start no new job, give the running ones `grace` seconds to finish, then shut down.
+        Timers not yet due are simply dropped: the database brings them back at start-up."""
+        if not self.scheduler.running:
+            return
+        self.scheduler.pause()
+        if self._running:
+            logger.info("waiting up to %.0f s for %d running job(s)", grace, len(self._running))
+            _done, late = await asyncio.wait(set(self._running), timeout=grace)
+            if late:
+                logger.warning("cancelling %d job(s) still running after %.0f s", len(late), grace)
+        self.shutdown()
+
+    @property
+    def running_jobs(self) -> set[asyncio.Task[Any]]:
+        return set(self._running)
+
+    async def _run(self, func: Callable[..., Awaitable[Any]], /, **kwargs: Any) -> None:
+        # Every job runs through this coroutine function: APScheduler awaits only coroutine
+        # functions (a lambda returning a coroutine would run on a thread, never awaited),
+        # and a stop knows what is still running.
+        task = asyncio.current_task()
+        if task is not None:
+            self._running.add(task)
+        try:
+            await func(**kwargs)
+        finally:
+            if task is not None:
+                self._running.discard(task)
 
     @property
     def running(self) -> bool:
@@ -73,7 +112,8 @@ class Timers:
     ) -> None:
         """Schedule (or replace) the conversation's job of this kind at `run_at` (epoch s)."""
         self.scheduler.add_job(
-            func,
+            self._run,
+            args=[func],
             trigger="date",
             run_date=datetime.fromtimestamp(run_at, UTC),
             id=job_id(kind, channel, thread_ts),
@@ -97,7 +137,13 @@ class Timers:
 
     def every(self, name: str, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
         self.scheduler.add_job(
-            func, trigger="interval", seconds=seconds, id=name, name=name, replace_existing=True
+            self._run,
+            args=[func],
+            trigger="interval",
+            seconds=seconds,
+            id=name,
+            name=name,
+            replace_existing=True,
         )
 
     def list(self) -> list[Timer]:

@@ -38,14 +38,6 @@ class Conversations:
         self._min_wait = min_wait
         self._jitter_ratio = jitter_ratio
 
-    # The timers run these bound coroutine methods: APScheduler awaits a job only when its
-    # function is a coroutine function, which a lambda returning a coroutine is not.
-    async def _run_judgment(self, **kwargs: Any) -> None:
-        await self._judge(**kwargs)
-
-    async def _run_reply(self, **kwargs: Any) -> None:
-        await self._reply(**kwargs)
-
     def on_new_message(self, message: IncomingMessage, route: Route) -> None:
         """Set the timers a newly recorded message calls for. No I/O: this is the ack path."""
         if route.kind is RouteKind.RECORD:
@@ -90,7 +82,7 @@ class Conversations:
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,
-            func=self._run_judgment,
+            func=self._judge,
             latest_ts=latest_ts,
         )
         logger.debug("judgment %s:%s at %.1f", channel, thread_ts, run_at)
@@ -103,7 +95,7 @@ class Conversations:
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,
-            func=self._run_reply,
+            func=self._reply,
             latest_ts=latest_ts,
             reason=reason,
         )

@@ -70,6 +70,7 @@ class JudgmentService:
 
     async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
         """Judge the conversation; returns the stored decision, None when skipped."""
+        await self._identity.known.wait()  # "tomo spoke last" needs to know who tomo is
         with log_context(
             job_id=job_id(JUDGMENT, channel, thread_ts), channel=channel, thread_ts=thread_ts
         ):

@@ -9,6 +9,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Judgment, Message, Reply
+from app.services import claims
 from app.services.conversations import Conversations
 from app.services.routing import RouteKind
 
@@ -26,6 +27,9 @@ async def restore_timers(
     """Give every conversation still awaiting a judgment or a reply its timer back."""
     now = time.time() if now is None else now
     since = now - max_age
+    interrupted = await claims.interrupt_unfinished(session)
+    if interrupted:
+        logger.warning("%d reply(ies) were cut short by the last stop", interrupted)
     rows = await session.exec(
         select(Message)
         .where(Message.created_at >= since, Message.deleted == False)  # noqa: E712
@@ -38,9 +42,12 @@ async def restore_timers(
         (j.channel, j.thread_ts, j.latest_ts): j
         for j in (await session.exec(select(Judgment).where(Judgment.decided_at >= since))).all()
     }
+    # A reply cut short before it was posted is owed still (its claim can be taken over);
+    # once posted, tomo's own message is the conversation's newest and nothing is owed.
     answered = {
         (r.channel, r.thread_ts, r.trigger_ts)
         for r in (await session.exec(select(Reply).where(Reply.created_at >= since))).all()
+        if r.status not in claims.UNFINISHED
     }
     restored = 0
     for (channel, thread_ts), message in newest.items():

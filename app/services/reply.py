@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import time
 
-from sqlalchemy import update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.messages import store_messages
-from app.db.models import Reply
 from app.domain import ChatMessage, Context
 from app.llm import LLM, LLMError
 from app.logs import log_context
 from app.prompts import render
 from app.scheduler import REPLY, job_id
+from app.services import claims
 from app.services.context import ContextBuilder
 from app.services.history import ThreadHistory
 from app.services.identity import Identity
@@ -91,6 +89,7 @@ class ReplyService:
         self, *, channel: str, thread_ts: str, latest_ts: str = "", reason: str = "judgment"
     ) -> list[str]:
         """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
+        await self._identity.known.wait()  # who "tomo" is decides whose turns are whose
         with log_context(
             job_id=job_id(REPLY, channel, thread_ts), channel=channel, thread_ts=thread_ts
         ):
@@ -124,7 +123,13 @@ class ReplyService:
         ):
             logger.info("reply skipped: the message moved into its thread")
             return []
-        claim = await self._claim(channel, thread_ts, trigger.ts, reason)
+        claim = await claims.claim(
+            self._engine,
+            channel=channel,
+            thread_ts=thread_ts,
+            trigger_ts=trigger.ts,
+            reason=reason,
+        )
         if claim is None:
             logger.info("reply skipped: message %s was already answered", trigger.ts)
             return []
@@ -141,33 +146,14 @@ class ReplyService:
         except LLMError as error:
             logger.error("no reply: %s", error)
             chunks = format_reply(APOLOGY) if reason in DIRECT else []
-            await self._finish(claim, status="failed", error=str(error))
+            await claims.finish(self._engine, claim, status=claims.FAILED, error=str(error))
             if not chunks:
                 return []
             return await self._post(channel, thread_ts, chunks, claim=None)
         if not chunks:
-            await self._finish(claim, status="failed", error="empty answer")
+            await claims.finish(self._engine, claim, status=claims.FAILED, error="empty answer")
             return []
         return await self._post(channel, thread_ts, chunks, claim=claim)
-
-    async def _claim(
-        self, channel: str, thread_ts: str, trigger_ts: str, reason: str
-    ) -> int | None:
-        row = Reply(
-            channel=channel,
-            thread_ts=thread_ts,
-            trigger_ts=trigger_ts,
-            reason=reason,
-            created_at=time.time(),
-        )
-        try:
-            async with self._sessions() as session:
-                session.add(row)
-                await session.commit()
-                await session.refresh(row)
-        except IntegrityError:
-            return None
-        return row.id
 
     async def _post(
         self, channel: str, thread_ts: str, chunks: list[str], *, claim: int | None
@@ -175,22 +161,24 @@ class ReplyService:
         posted: list[str] = []
         try:
             for chunk in chunks:
-                ts = await self._slack.post_message(
-                    channel=channel, text=chunk, thread_ts=thread_ts or None
-                )
+                # Shielded: once Slack has the post, it is stored even if the job is cancelled,
+                # so a restart sees it was answered.
+                ts = await asyncio.shield(self._post_one(channel, thread_ts, chunk))
                 posted.append(ts)
-                await self._store_post(channel, thread_ts, ts, chunk)
         except SlackError as error:
             logger.error("posting the reply failed: %s", error)
             if claim is not None:
-                await self._finish(claim, status="failed", error=str(error), posted=posted)
+                await claims.finish(
+                    self._engine, claim, status=claims.FAILED, error=str(error), posted=posted
+                )
             return posted
         if claim is not None:
-            await self._finish(claim, status="posted", posted=posted)
+            await claims.finish(self._engine, claim, status=claims.POSTED, posted=posted)
         logger.info("replied with %d message(s): %s", len(posted), ",".join(posted))
         return posted
 
-    async def _store_post(self, channel: str, thread_ts: str, ts: str, text: str) -> None:
+    async def _post_one(self, channel: str, thread_ts: str, text: str) -> str:
+        ts = await self._slack.post_message(channel=channel, text=text, thread_ts=thread_ts or None)
         me = self._identity
         message = IncomingMessage(
             channel=channel,
@@ -205,18 +193,4 @@ class ReplyService:
         )
         async with self._engine.begin() as connection:
             await store_messages(connection, [message])
-
-    async def _finish(
-        self, claim: int, *, status: str, error: str | None = None, posted: list[str] | None = None
-    ) -> None:
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                update(Reply)
-                .where(Reply.id == claim)  # type: ignore[arg-type]
-                .values(
-                    status=status,
-                    error=error,
-                    posted_ts=posted[0] if posted else None,
-                    posted_at=time.time() if posted else None,
-                )
-            )
+        return ts

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 from sqlalchemy import make_url
 
 from app.db.engine import create_engine
-from tests.conftest import StartTomo
+from tests.conftest import StartTomo, wait_for
 
 
 async def test_healthy_service_reports_database_scheduler_and_pending_jobs(
@@ -32,6 +33,11 @@ async def test_unreachable_database_gives_503_and_recovery_gives_200(
     async with start_tomo(DATABASE_URL=database_url) as tomo:
         runtime = tomo.runtime
         assert (await tomo.client.get("/healthz")).status_code == 200
+        # Start-up's channel sync done, so no connection is checked out while it goes away.
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM channel"), timeout=3, what="the channel sync"
+        )
+        await asyncio.sleep(0.1)
         if database_url.startswith("sqlite"):
             # The database's directory goes away (a lost volume): no connection can open it.
             await runtime.engine.dispose()

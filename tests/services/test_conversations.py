@@ -29,6 +29,11 @@ async def test_top_level_mention_is_answered_at_once_in_its_own_thread(
     async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
         ts = await tomo.message("<@UBOT> are you there?")
         posts = await slack.wait_for_posts(1, timeout=3)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=3,
+            what="the finished reply",
+        )
         stored = await tomo.rows("SELECT * FROM message WHERE user_id = 'UBOT'")
         jobs = tomo.runtime.timers.list()
     assert posts == [

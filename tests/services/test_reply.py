@@ -44,6 +44,15 @@ async def claims(tomo: Tomo) -> list[dict[str, Any]]:
     return await tomo.rows("SELECT * FROM reply ORDER BY id")
 
 
+async def settled(tomo: Tomo, status: str = "posted") -> None:
+    """Wait until a claim is finished with `status` (after the post was stored)."""
+    await wait_for(
+        lambda: tomo.rows("SELECT 1 FROM reply WHERE status = :s", s=status),
+        timeout=3,
+        what=f"a {status} claim",
+    )
+
+
 async def test_the_reply_request_is_a_system_message_then_the_conversation_as_turns(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
@@ -54,8 +63,7 @@ async def test_the_reply_request_is_a_system_message_then_the_conversation_as_tu
         await say(tomo, "the beach sounds lovely!", user="UBOT", bot_id="BBOT", thread_ts=parent)
         mention = await say(tomo, "<@UBOT> can you do Friday?", thread_ts=parent)
         (post,) = await slack.wait_for_posts(1, timeout=3)
-        await wait_for(lambda: claims(tomo), timeout=2, what="the claim")
-        await asyncio.sleep(0.1)
+        await settled(tomo)
         mine = await tomo.rows("SELECT * FROM message WHERE ts = :ts", ts=post["ts"])
         (claim,) = await claims(tomo)
     (request,) = model.requests
@@ -149,8 +157,7 @@ async def test_a_429_on_posting_is_retried_after_retry_after_and_posted_once(
         await tomo.message("<@UBOT> hello")
         (post,) = await slack.wait_for_posts(1, timeout=4)
         waited = time.monotonic() - started
-        await wait_for(lambda: claims(tomo), timeout=2, what="the claim")
-        await asyncio.sleep(0.2)
+        await settled(tomo)
         (claim,) = await claims(tomo)
     assert post["text"] == "made it"
     assert len(slack.calls_to("chat.postMessage")) == 2 and len(slack.posts()) == 1
@@ -256,7 +263,7 @@ async def test_a_long_answer_is_split_into_several_posts_in_the_same_thread(
     async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
         ts = await tomo.message("<@UBOT> tell me everything")
         await slack.wait_for_posts(2, timeout=3)
-        await asyncio.sleep(0.3)
+        await settled(tomo)
         mine = await tomo.rows("SELECT ts FROM message WHERE user_id = 'UBOT' ORDER BY ts")
     posts = slack.posts()
     assert len(posts) >= 2 and all(p["thread_ts"] == ts for p in posts)

@@ -1,0 +1,94 @@
+"""Claims on answering a message (SPEC §3.5: never twice for the same latest message).
+
+A reply first inserts a `reply` row keyed by (channel, thread_ts, trigger_ts); the unique key
+makes a second claim on the same message fail, whatever retries, races or processes. A claim
+still `claimed` at start-up belongs to a process that stopped before it finished: it becomes
+`interrupted`, and only such a claim can be taken over.
+"""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app.db.models import Reply
+
+CLAIMED = "claimed"
+POSTED = "posted"
+FAILED = "failed"
+INTERRUPTED = "interrupted"
+UNFINISHED = frozenset({CLAIMED, INTERRUPTED})
+
+
+async def claim(
+    engine: AsyncEngine, *, channel: str, thread_ts: str, trigger_ts: str, reason: str
+) -> int | None:
+    """The id of a new claim on answering `trigger_ts`, or None when it is taken."""
+    now = time.time()
+    row = {
+        "channel": channel,
+        "thread_ts": thread_ts,
+        "trigger_ts": trigger_ts,
+        "reason": reason,
+        "status": CLAIMED,
+        "created_at": now,
+    }
+    try:
+        async with engine.begin() as connection:
+            result = await connection.execute(
+                Reply.__table__.insert().values(row).returning(Reply.__table__.c.id)  # type: ignore[attr-defined]
+            )
+            return int(result.scalar_one())
+    except IntegrityError:
+        pass
+    async with engine.begin() as connection:
+        result = await connection.execute(
+            update(Reply)
+            .where(
+                Reply.channel == channel,  # type: ignore[arg-type]
+                Reply.thread_ts == thread_ts,  # type: ignore[arg-type]
+                Reply.trigger_ts == trigger_ts,  # type: ignore[arg-type]
+                Reply.status == INTERRUPTED,  # type: ignore[arg-type]
+            )
+            .values(status=CLAIMED, reason=reason, created_at=now, error=None)
+            .returning(Reply.id)  # type: ignore[arg-type]
+        )
+        taken = result.scalar_one_or_none()
+    return int(taken) if taken is not None else None
+
+
+async def finish(
+    engine: AsyncEngine,
+    claim_id: int,
+    *,
+    status: str,
+    error: str | None = None,
+    posted: list[str] | None = None,
+) -> None:
+    async with engine.begin() as connection:
+        await connection.execute(
+            update(Reply)
+            .where(Reply.id == claim_id)  # type: ignore[arg-type]
+            .values(
+                status=status,
+                error=error,
+                posted_ts=posted[0] if posted else None,
+                posted_at=time.time() if posted else None,
+            )
+        )
+
+
+async def interrupt_unfinished(session: AsyncSession) -> int:
+    """At start-up (one process): claims left `claimed` by the previous life are interrupted."""
+    connection = await session.connection()
+    result = await connection.execute(
+        update(Reply)
+        .where(Reply.status == CLAIMED)  # type: ignore[arg-type]
+        .values(status=INTERRUPTED)
+    )
+    await session.commit()
+    return int(result.rowcount or 0)

@@ -1,0 +1,270 @@
+"""Restarts lose nothing and answer nothing twice (SPEC §3.9), with the real server process:
+`python -m uvicorn app.main:app`, stopped with SIGTERM as Heroku and Cloud Run do."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from tests.conftest import (
+    ADMIN_TOKEN,
+    SIGNING_SECRET,
+    StartTomo,
+    judgment_json,
+    next_ts,
+    purpose_of,
+    wait_for,
+)
+from tests.fakes import FakeModel, FakeSlack
+from tests.signing import sign
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """One life of `uvicorn app.main:app` on 127.0.0.1, its output in a log file."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._env = env
+        self._log = log
+        self._process: asyncio.subprocess.Process | None = None
+        self._events = 0
+
+    async def start(self, timeout: float = 20.0) -> None:
+        command = [sys.executable, "-m", "uvicorn", "app.main:app"]
+        command += ["--host", "127.0.0.1", "--port", str(self.port)]
+        with self._log.open("ab") as log:
+            self._process = await asyncio.create_subprocess_exec(
+                *command, env=self._env, cwd=self._log.parent, stdout=log, stderr=log
+            )
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(base_url=self.url) as client:
+            while time.monotonic() < deadline:
+                assert self._process.returncode is None, self.output()
+                with contextlib.suppress(httpx.TransportError):
+                    health = await client.get("/healthz", timeout=1)
+                    if health.status_code == 200 and health.json()["bot_user_id"]:
+                        return
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"the server did not become healthy:\n{self.output()}")
+
+    async def stop(self, timeout: float = 15.0) -> bool:
+        """SIGTERM; True when the process shut down cleanly: the lifespan finished and the
+        exit status is 0 or SIGTERM's own (uvicorn >= 0.29 re-raises the signal it handled
+        once its graceful shutdown is complete, as a process manager expects)."""
+        assert self._process is not None
+        start = len(self._log.read_bytes())
+        self._process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(self._process.wait(), timeout)
+        self._process = None
+        life = self._log.read_bytes()[start:].decode(errors="replace")
+        return (
+            code in (0, -signal.SIGTERM)
+            and "stopped cleanly" in life
+            and "Application shutdown complete" in life
+            and "Traceback" not in life
+        )
+
+    async def kill(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+            await asyncio.wait_for(self._process.wait(), 5)
+
+    def output(self) -> str:
+        return self._log.read_text(errors="replace")[-6000:]
+
+    async def message(self, text: str, **fields: Any) -> str:
+        ts = fields.pop("ts", None) or next_ts()
+        self._events += 1
+        event = {"type": "message", "channel": "C1", "user": "U1", "text": text, "ts": ts}
+        event |= {"channel_type": "channel", "event_ts": ts, **fields}
+        envelope = {
+            "type": "event_callback",
+            "team_id": "T0001",
+            "event_id": f"EvRestart{self.port}x{self._events}",
+            "event_time": int(time.time()),
+            "event": event,
+        }
+        body = json.dumps(envelope).encode()
+        async with httpx.AsyncClient(base_url=self.url) as client:
+            response = await client.post(
+                "/slack/events", content=body, headers=sign(body, secret=SIGNING_SECRET)
+            )
+        assert response.status_code == 200, response.text
+        return ts
+
+    async def jobs(self) -> list[dict[str, Any]]:
+        async with httpx.AsyncClient(base_url=self.url) as client:
+            response = await client.get("/admin/jobs", headers=BEARER)
+        return list(response.json()["jobs"])
+
+
+@pytest.fixture
+async def server(
+    slack: FakeSlack, model: FakeModel, database_url: str, tmp_path: Path
+) -> AsyncIterator[Callable[..., Server]]:
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if key in ("PATH", "HOME", "LANG", "TZ", "TOMO_TEST_DATABASE_URL")
+    }
+    made: list[Server] = []
+
+    def make(**overrides: str) -> Server:
+        env = base | {
+            "PYTHONPATH": str(PROJECT_ROOT),
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_BOT_TOKEN": "xoxb-test-token",
+            "SLACK_API_URL": slack.url,
+            "DATABASE_URL": database_url,
+            "ADMIN_TOKEN": ADMIN_TOKEN,
+            "LLM_API_BASE": model.api_base,
+            "LLM_API_KEY": "sk-test",
+            "LLM_MODEL": "openai/test-model",
+            "LLM_MAX_RETRIES": "0",
+            "MIN_WAIT_SECONDS": "1.0",
+            "JITTER_RATIO": "0",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "LOG_LEVEL": "INFO",
+        }
+        made.append(Server(env | overrides, tmp_path / "server.log"))
+        return made[-1]
+
+    yield make
+    for each in made:
+        await each.kill()
+
+
+def answer_by_purpose(model: FakeModel, *, judgment: str, reply: str = "I'm back!") -> None:
+    def responder(request: dict[str, Any]) -> str:
+        return judgment if purpose_of(request) == "judgment" else reply
+
+    model.responder = responder
+
+
+async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
+    server: Callable[..., Server], slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=0))
+    tomo = server()
+    await tomo.start()
+    await tomo.message("is anyone around this weekend?")
+    assert [job["id"] for job in await tomo.jobs() if job["kind"] == "judgment"] == ["judgment:C1:"]
+    assert await tomo.stop(), tomo.output()
+    assert model.requests == []
+
+    await tomo.start()
+    await slack.wait_for_posts(1, timeout=15)
+    await asyncio.sleep(0.5)
+    assert await tomo.stop(), tomo.output()
+    assert len(slack.posts()) == 1 and slack.posts()[0]["thread_ts"] is None
+    assert [purpose_of(r) for r in model.requests] == ["judgment", "reply"]
+
+
+async def test_sigterm_finishes_a_reply_in_progress_and_a_delayed_reply_survives(
+    server: Callable[..., Server], slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=3))
+    tomo = server()
+    await tomo.start()
+    await tomo.message("what a quiet day")
+    # Polled gently: the server is importing LiteLLM on a thread meanwhile.
+    await wait_for_reply_job(tomo, timeout=20)
+    model.delay(1.0)  # the mention's reply is still being written when SIGTERM comes
+    mention = await tomo.message("<@UBOT> hello!", channel="C2")
+    await model.wait_for_requests(2, timeout=5)
+    assert await tomo.stop(), tomo.output()
+    posts = slack.posts()
+    assert len(posts) == 1 and posts[0]["thread_ts"] == mention  # finished, not cut off
+
+    await tomo.start()
+    await slack.wait_for_posts(2, timeout=10)
+    await asyncio.sleep(0.5)
+    jobs = await tomo.jobs()
+    assert await tomo.stop(), tomo.output()
+    posts = slack.posts()
+    assert len(posts) == 2  # the mention was not answered again
+    assert posts[1]["channel"] == "C1" and posts[1]["thread_ts"] is None
+    assert [purpose_of(r) for r in model.requests] == ["judgment", "reply", "reply"]
+    assert not [job for job in jobs if job["kind"] in ("judgment", "reply")]
+
+
+async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """A reply still running when the stop's grace ran out was cancelled: its claim is taken
+    over after the restart and the mention answered, once."""
+    model.delay(1.0)
+    async with start_tomo() as tomo:
+        mention = await tomo.message("<@UBOT> are you still there?")
+        await model.wait_for_requests(1, timeout=3)
+        running = tomo.runtime.timers.running_jobs
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        left = await tomo.rows("SELECT status FROM reply")
+    assert left == [{"status": "claimed"}] and slack.posts() == []
+
+    async with start_tomo() as tomo:
+        (post,) = await slack.wait_for_posts(1, timeout=3)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=3,
+            what="the finished reply",
+        )
+        await asyncio.sleep(0.3)
+        rows = await tomo.rows("SELECT status, trigger_ts FROM reply")
+    assert post["thread_ts"] == mention and len(slack.posts()) == 1
+    assert rows == [{"status": "posted", "trigger_ts": mention}]
+
+
+async def test_a_reply_posted_but_not_marked_finished_is_not_posted_again(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    async with start_tomo() as tomo:
+        await tomo.message("<@UBOT> hello")
+        await slack.wait_for_posts(1, timeout=3)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=3,
+            what="the finished reply",
+        )
+        # As if the process stopped between storing the post and finishing the claim.
+        async with tomo.runtime.engine.begin() as connection:
+            await connection.execute(text("UPDATE reply SET status = 'claimed'"))
+
+    async with start_tomo() as tomo:
+        await asyncio.sleep(0.5)
+        jobs = [job for job in tomo.runtime.timers.list() if job.kind == "reply"]
+    assert len(slack.posts()) == 1 and len(model.requests) == 1 and jobs == []
+
+
+async def wait_for_reply_job(tomo: Server, *, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if any(job["kind"] == "reply" for job in await tomo.jobs()):
+            return
+        assert time.monotonic() < deadline, f"no reply timer:\n{tomo.output()}"
+        await asyncio.sleep(0.2)
