@@ -102,6 +102,7 @@ def setup_logging(*, level: str, fmt: str) -> None:
             server_logger.propagate = True
     for noisy in (
         "httpx",
+        "openai",  # at DEBUG it prints whole prompts: people's messages
         "httpcore",
         "LiteLLM",
         "litellm",

@@ -144,6 +144,7 @@ async def stored_memories(runtime: Runtime, *, limit: int = MEMORY_LIMIT) -> lis
             "scope_id": m.scope_id,
             "kind": m.kind,
             "content": m.content,
+            "source_ts": m.source_ts,
             "updated_at": iso(m.updated_at),
             "model": m.model,
         }

@@ -16,7 +16,7 @@ async def test_memories_written_by_the_job_are_visible_to_operators(
             return (await tomo.rows("SELECT count(*) AS n FROM channel"))[0]["n"] >= 2
 
         await wait_for(known, what="the directory")
-        await tomo.message("I am planning a trip", user="U1")
+        ts = await tomo.message("I am planning a trip", user="U1")
         await wait_for(lambda: tomo.rows("SELECT ts FROM message"), what="the message")
         await tomo.runtime.memory.run()
         good = await tomo.client.get(
@@ -39,6 +39,8 @@ async def test_memories_written_by_the_job_are_visible_to_operators(
         assert memory["content"] == "Alice is planning a trip"
         assert memory["model"] == "test-model"
         assert memory["updated_at"].endswith("Z")
+        if memory["scope"] == "channel":
+            assert memory["source_ts"] == ts  # the newest message the memory has seen
     assert wrong.status_code == 401 and missing.status_code == 401
 
 
