@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 
-from sqlalchemy import update
+from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Reply
@@ -39,26 +40,23 @@ async def claim(
     }
     try:
         async with engine.begin() as connection:
-            result = await connection.execute(
-                Reply.__table__.insert().values(row).returning(Reply.__table__.c.id)  # type: ignore[attr-defined]
-            )
-            return int(result.scalar_one())
+            result = await connection.execute(insert(Reply).values(row).returning(col(Reply.id)))
+            return result.scalar_one()
     except IntegrityError:
         pass
     async with engine.begin() as connection:
         result = await connection.execute(
             update(Reply)
             .where(
-                Reply.channel == channel,  # type: ignore[arg-type]
-                Reply.thread_ts == thread_ts,  # type: ignore[arg-type]
-                Reply.trigger_ts == trigger_ts,  # type: ignore[arg-type]
-                Reply.status == INTERRUPTED,  # type: ignore[arg-type]
+                col(Reply.channel) == channel,
+                col(Reply.thread_ts) == thread_ts,
+                col(Reply.trigger_ts) == trigger_ts,
+                col(Reply.status) == INTERRUPTED,
             )
             .values(status=CLAIMED, reason=reason, created_at=now, error=None)
-            .returning(Reply.id)  # type: ignore[arg-type]
+            .returning(col(Reply.id))
         )
-        taken = result.scalar_one_or_none()
-    return int(taken) if taken is not None else None
+        return result.scalar_one_or_none()
 
 
 async def finish(
@@ -72,7 +70,7 @@ async def finish(
     async with engine.begin() as connection:
         await connection.execute(
             update(Reply)
-            .where(Reply.id == claim_id)  # type: ignore[arg-type]
+            .where(col(Reply.id) == claim_id)
             .values(
                 status=status,
                 error=error,
@@ -86,9 +84,7 @@ async def interrupt_unfinished(session: AsyncSession) -> int:
     """At start-up (one process): claims left `claimed` by the previous life are interrupted."""
     connection = await session.connection()
     result = await connection.execute(
-        update(Reply)
-        .where(Reply.status == CLAIMED)  # type: ignore[arg-type]
-        .values(status=INTERRUPTED)
+        update(Reply).where(col(Reply.status) == CLAIMED).values(status=INTERRUPTED)
     )
     await session.commit()
     return int(result.rowcount or 0)
