@@ -23,7 +23,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
 
     app = FastAPI(title="tomo", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.include_router(events.router)
+    app.router.routes.append(events.route)
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(admin_api.router)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import create_engine as create_sync_engine
 from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -47,6 +48,23 @@ def create_engine(database_url: str) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+def sqlite_writer(engine: AsyncEngine) -> Engine | None:
+    """A synchronous engine on the same SQLite file, for the recorder's writer thread (one
+    thread hop per group commit instead of several per statement); None for PostgreSQL and
+    in-memory databases, which the async engine serves."""
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    writer = create_sync_engine(
+        url.set(drivername="sqlite+pysqlite"),
+        pool_size=1,
+        max_overflow=0,
+        connect_args={"check_same_thread": False},
+    )
+    event.listen(writer, "connect", _sqlite_pragmas)
+    return writer
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

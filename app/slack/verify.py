@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import functools
 from collections.abc import Mapping
 
 from slack_sdk.signature import Clock, SignatureVerifier
@@ -14,6 +14,11 @@ class _FixedClock(Clock):
 
     def now(self) -> float:
         return self._now
+
+
+@functools.lru_cache(maxsize=4)
+def _verifier(signing_secret: str) -> SignatureVerifier:
+    return SignatureVerifier(signing_secret)  # slack-sdk's clock: the current time
 
 
 def verify_slack_signature(
@@ -28,5 +33,11 @@ def verify_slack_signature(
     signature = headers.get("x-slack-signature")
     if not timestamp or not signature or not timestamp.isdigit():
         return False
-    clock = _FixedClock(time.time() if now is None else now)
-    return SignatureVerifier(signing_secret, clock=clock).is_valid(body, timestamp, signature)
+    if now is None:
+        verifier = _verifier(signing_secret)
+    else:
+        verifier = SignatureVerifier(signing_secret, clock=_FixedClock(now))
+    try:
+        return verifier.is_valid(body, timestamp, signature)
+    except UnicodeDecodeError:  # slack-sdk decodes the body; Slack only sends UTF-8
+        return False

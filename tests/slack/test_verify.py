@@ -58,3 +58,12 @@ def test_wrong_secret_and_garbage_headers_are_rejected() -> None:
     assert not verify_slack_signature(
         SLACK_BODY, headers("not-a-number", SLACK_SIGNATURE), signing_secret=SLACK_SECRET, now=now
     )
+
+
+def test_a_body_that_is_not_utf8_is_rejected_not_an_error() -> None:
+    body = b"\xff\xfe not utf-8"
+    signed = sign(body, secret=SLACK_SECRET, timestamp=int(SLACK_TIMESTAMP))
+    lowered = {k.lower(): v for k, v in signed.items()}
+    assert not verify_slack_signature(
+        body, lowered, signing_secret=SLACK_SECRET, now=float(SLACK_TIMESTAMP)
+    )

@@ -1,0 +1,135 @@
+"""What one group commit writes: the batch's event ids, its new messages, its edits and deletes.
+
+`write_batch` is plain synchronous SQLAlchemy Core so it runs unchanged on the recorder's
+SQLite writer thread and, through `run_sync`, on an async connection (PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from app.db.models import Message, SeenEvent
+from app.services.routing import Route, RouteKind
+from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    message: IncomingMessage
+    route: Route
+
+
+Change = NewMessage | MessageEdited | MessageDeleted | None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    duplicate: bool  # the event id was seen before: nothing was done
+    applied: bool  # the change took effect (a new message was stored, an edit applied)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    event_id: str | None
+    change: Change
+
+
+def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
+    return {
+        "channel": message.channel,
+        "ts": message.ts,
+        "team_id": message.team_id,
+        "thread_ts": message.thread_ts,
+        "conversation_ts": route.conversation_ts,
+        "route": route.kind.value,
+        "user_id": message.user_id,
+        "bot_id": message.bot_id,
+        "text": message.text,
+        "subtype": message.subtype,
+        "channel_type": message.channel_type,
+        "created_at": message.created_at,
+        "edited_at": None,
+        "deleted": False,
+    }
+
+
+def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float) -> list[Outcome]:
+    """Apply the deliveries in order, in the caller's transaction: one INSERT .. ON CONFLICT DO
+    NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit."""
+    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
+    event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
+    fresh: set[str] = set()
+    if event_ids:
+        statement = insert(SeenEvent).on_conflict_do_nothing().returning(SeenEvent.event_id)  # type: ignore[arg-type]
+        rows = [{"event_id": event_id, "received_at": now} for event_id in event_ids]
+        fresh = set(connection.execute(statement, rows).scalars())
+    live: list[bool] = []
+    for delivery in batch:
+        live.append(delivery.event_id is None or delivery.event_id in fresh)
+        fresh.discard(delivery.event_id or "")  # a second copy in the same batch is a duplicate
+
+    # One row per message; when both copies of a mention share a batch, the app_mention wins.
+    new_messages: dict[tuple[str, str], NewMessage] = {}
+    for delivery, ok in zip(batch, live, strict=True):
+        if ok and isinstance(delivery.change, NewMessage):
+            key = (delivery.change.message.channel, delivery.change.message.ts)
+            if key not in new_messages or delivery.change.message.app_mention:
+                new_messages[key] = delivery.change
+    inserted: set[tuple[str, str]] = set()
+    if new_messages:
+        statement = (
+            insert(Message).on_conflict_do_nothing().returning(Message.channel, Message.ts)  # type: ignore[arg-type]
+        )
+        rows = [message_row(n.message, n.route) for n in new_messages.values()]
+        inserted = {(row[0], row[1]) for row in connection.execute(statement, rows)}
+
+    return [
+        Outcome(duplicate=False, applied=_apply(connection, d.change, inserted, new_messages))
+        if ok
+        else Outcome(duplicate=True, applied=False)
+        for d, ok in zip(batch, live, strict=True)
+    ]
+
+
+def _apply(
+    connection: Connection,
+    change: Change,
+    inserted: set[tuple[str, str]],
+    stored: dict[tuple[str, str], NewMessage],
+) -> bool:
+    if isinstance(change, NewMessage):
+        key = (change.message.channel, change.message.ts)
+        if key in inserted:
+            return stored[key] is change  # only the copy that was stored counts
+        if change.message.app_mention and change.route.kind is RouteKind.REPLY:
+            # The `message` copy of a mention came first and was routed before the bot
+            # knew its own id: the app_mention makes it a mention, once.
+            result = connection.execute(
+                update(Message)
+                .where(Message.channel == key[0], Message.ts == key[1])  # type: ignore[arg-type]
+                .where(Message.route != RouteKind.REPLY.value)  # type: ignore[arg-type]
+                .values(route=RouteKind.REPLY.value, conversation_ts=change.route.conversation_ts)
+            )
+            return bool(result.rowcount)
+        return False
+    if isinstance(change, MessageEdited):
+        result = connection.execute(
+            update(Message)
+            .where(Message.channel == change.channel, Message.ts == change.ts)  # type: ignore[arg-type]
+            .values(text=change.text, edited_at=change.edited_at)
+        )
+        return bool(result.rowcount)
+    if isinstance(change, MessageDeleted):
+        result = connection.execute(
+            update(Message)
+            .where(Message.channel == change.channel, Message.ts == change.ts)  # type: ignore[arg-type]
+            .values(deleted=True, text="")
+        )
+        return bool(result.rowcount)
+    return True
