@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
@@ -195,3 +196,76 @@ async def test_a_new_message_while_judging_is_judged_afresh(
     assert decisions[-1]["latest_ts"] == second
     assert len(slack.posts()) == 1
     assert purposes(model).count("reply") == 1
+
+
+async def test_a_direct_message_conversation_carries_tomos_earlier_answer(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    slack.add_channel("D1", "", is_im=True, user="U1")
+    answer_by_purpose(model, reply="I'm fine, thanks!")
+    async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
+        await tomo.message("how are you?", channel="D1", channel_type="im")
+        await slack.wait_for_posts(1, timeout=3)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=3,
+            what="the first reply",
+        )
+        # Slack's ts grows with time: the next message is later than tomo's answer.
+        await tomo.message("great!", channel="D1", channel_type="im", ts=f"{time.time():.6f}")
+        posts = await slack.wait_for_posts(2, timeout=3)
+    assert [p["thread_ts"] for p in posts] == [None, None]
+    turns = model.last_request["messages"][1:]
+    assert [t["role"] for t in turns] == ["user", "assistant", "user"]
+    assert turns[1]["content"] == "I'm fine, thanks!" and turns[2]["content"].endswith("great!")
+
+
+async def test_an_autonomous_reply_in_a_thread_is_posted_in_that_thread(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=0), reply="good luck!")
+    async with start_tomo(MIN_WAIT_SECONDS=0.2) as tomo:
+        parent = await tomo.message("exam tomorrow", user="U2")
+        await tomo.message("I'm so nervous", thread_ts=parent, user="U2")
+        (post,) = await slack.wait_for_posts(1, timeout=3)
+        decisions = await tomo.rows("SELECT thread_ts FROM judgment")
+    assert post["thread_ts"] == parent
+    assert decisions == [{"thread_ts": parent}]
+    assert purposes(model) == ["judgment", "reply"]
+
+
+async def test_a_message_deleted_before_its_judgment_costs_nothing(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True))
+    async with start_tomo(MIN_WAIT_SECONDS=0.3) as tomo:
+        ts = await tomo.message("oops, wrong channel")
+        deleted = {
+            "type": "message",
+            "subtype": "message_deleted",
+            "channel": "C1",
+            "deleted_ts": ts,
+            "ts": f"{time.time():.6f}",
+        }
+        assert (await tomo.event(deleted)).status_code == 200
+        await asyncio.sleep(0.6)
+    assert model.requests == [] and slack.posts() == []
+
+
+async def test_an_edit_before_the_judgment_is_what_is_judged(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    answer_by_purpose(model)
+    async with start_tomo(MIN_WAIT_SECONDS=0.3) as tomo:
+        ts = await tomo.message("meet at 5?")
+        edit = {
+            "type": "message",
+            "subtype": "message_changed",
+            "channel": "C1",
+            "message": {"type": "message", "user": "U1", "text": "meet at 6?", "ts": ts},
+            "ts": f"{time.time():.6f}",
+        }
+        assert (await tomo.event(edit)).status_code == 200
+        await model.wait_for_requests(1, timeout=3)
+    prompt = model.requests[0]["messages"][0]["content"]
+    assert "meet at 6?" in prompt and "meet at 5?" not in prompt
