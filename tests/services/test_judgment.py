@@ -197,3 +197,31 @@ async def test_a_model_failure_during_judgment_is_stored_invalid_and_silent(
         health = await tomo.client.get("/healthz")
     assert not decision["valid"] and "model failed" in decision["reason"]
     assert slack.posts() == [] and health.status_code == 200
+
+
+async def test_judgment_and_reply_use_their_own_models(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=0))
+    async with start_tomo(MIN_WAIT_SECONDS=0.1, LLM_JUDGMENT_MODEL="openai/judge-model") as tomo:
+        await tomo.message("anyone?")
+        await slack.wait_for_posts(1, timeout=3)
+        (decision,) = await decisions(tomo)
+    assert [(purpose_of(r), r["model"]) for r in model.requests] == [
+        ("judgment", "judge-model"),
+        ("reply", "test-model"),
+    ]
+    assert decision["model"].endswith("judge-model")
+
+
+async def test_a_failed_model_call_is_retried_when_retries_are_allowed(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=0))
+    model.fail(status=500, times=1)
+    async with start_tomo(MIN_WAIT_SECONDS=0.1, LLM_MAX_RETRIES=1) as tomo:
+        await tomo.message("anyone?")
+        await slack.wait_for_posts(1, timeout=5)
+        (decision,) = await decisions(tomo)
+    assert decision["valid"] and decision["should_respond"]
+    assert [purpose_of(r) for r in model.requests] == ["judgment", "judgment", "reply"]
