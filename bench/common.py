@@ -1,0 +1,173 @@
+"""What every benchmark shares: the machine it ran on, servers as subprocesses, their memory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST = "127.0.0.1"
+SECRET = "bench-signing-secret"
+
+
+def procfile_flags() -> tuple[str, ...]:
+    """The uvicorn options of the Procfile's web process, less host and port: servers in the
+    benchmarks run the way tomo is deployed."""
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        if line.startswith("web:"):
+            words = line.split()[3:]  # after `web: uvicorn app.main:app`
+            flags = []
+            while words:
+                word = words.pop(0)
+                if word in ("--host", "--port"):
+                    words.pop(0)
+                else:
+                    flags.append(word)
+            return tuple(flags)
+    return ()
+
+
+UVICORN_FLAGS = procfile_flags()
+
+
+def machine() -> str:
+    """CPU model, cores, Python: printed by every benchmark before its figures."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return (
+        f"machine: {model}, {os.cpu_count()} cores, Python {platform.python_version()} "
+        f"({platform.python_implementation()}), {platform.system()} {platform.release()}"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def tomo_env(*, database_url: str, slack_url: str, model_url: str, **extra: str) -> dict[str, str]:
+    """Settings for a tomo that talks only to 127.0.0.1 and never judges during a run."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SLACK_", "LLM_", "DATABASE_", "TOMO_"))
+    }
+    env.update(
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_BOT_TOKEN="xoxb-bench",
+        SLACK_API_URL=slack_url,
+        DATABASE_URL=database_url,
+        LLM_API_BASE=model_url,
+        LLM_API_KEY="sk-bench",
+        LLM_MAX_RETRIES="0",
+        LLM_TIMEOUT_SECONDS="5",
+        MIN_WAIT_SECONDS="36000",
+        MEMORY_UPDATE_INTERVAL_SECONDS="36000",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def uvicorn(
+    app: str,
+    *,
+    port: int,
+    env: dict[str, str],
+    flags: Sequence[str] = UVICORN_FLAGS,
+    log: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """`uvicorn APP` on 127.0.0.1:port as a subprocess; its output goes to `log`."""
+    command = [sys.executable, "-m", "uvicorn", app, "--host", HOST, "--port", str(port), *flags]
+    out = open(log, "ab") if log else subprocess.DEVNULL  # the child holds it from here on
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def get(url: str, timeout: float = 1.0) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def wait_ready(process: subprocess.Popen[bytes], url: str, *, timeout: float = 60.0) -> float:
+    """Poll `url` until it answers 200; returns the seconds waited."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} before {url} answered")
+        with contextlib.suppress(OSError):
+            if get(url, timeout=1.0) == 200:
+                return time.perf_counter() - started
+        time.sleep(0.005)
+    raise RuntimeError(f"{url} did not answer 200 within {timeout} s")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def wait_idle(pid: int, *, below: float = 0.05, timeout: float = 60.0) -> None:
+    """Wait until the process uses less than `below` of a core (LiteLLM loaded, warm-up done)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(0.5)
+        if (cpu_seconds(pid) - before) / 0.5 < below:
+            return
+    raise RuntimeError(f"process {pid} did not settle within {timeout} s")
+
+
+def stop(process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def running(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    try:
+        yield process
+    finally:
+        stop(process)

@@ -1,0 +1,78 @@
+"""Slack Web API and OpenAI-compatible model stand-ins for the benchmarks, on 127.0.0.1.
+
+Run as its own process (`uvicorn bench.standins:app`) so it does not share a CPU-bound event
+loop with the server being measured. Every answer is canned: the benchmarks measure tomo and
+Bolt, not these.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+CHANNELS = 100
+_posted = itertools.count(1)
+
+
+def _slack_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    if method == "auth.test":
+        return {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001", "user": "tomo"}
+    if method == "users.info":
+        user = str(params.get("user") or "U0")
+        profile = {"display_name": f"person {user}", "real_name": f"Person {user}"}
+        return {"ok": True, "user": {"id": user, "name": user.lower(), "profile": profile}}
+    if method == "users.conversations":
+        channels = [{"id": f"C{n:04d}", "name": f"channel-{n}"} for n in range(CHANNELS)]
+        return {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}
+    if method == "chat.postMessage":
+        ts = f"{int(time.time())}.{next(_posted):06d}"
+        return {"ok": True, "channel": params.get("channel"), "ts": ts}
+    if method in ("conversations.replies", "conversations.history"):
+        return {"ok": True, "messages": [], "response_metadata": {"next_cursor": ""}}
+    return {"ok": True}
+
+
+async def slack(request: Request) -> JSONResponse:
+    method = request.path_params["method"]
+    params: dict[str, Any] = dict(request.query_params)
+    if request.method == "POST":
+        if request.headers.get("content-type", "").startswith("application/json"):
+            params.update(await request.json())
+        else:
+            params.update(parse_qsl((await request.body()).decode()))
+    return JSONResponse(_slack_answer(method, params))
+
+
+async def completion(request: Request) -> JSONResponse:
+    body = await request.json()
+    return JSONResponse(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "bench-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "ok"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+        }
+    )
+
+
+app = Starlette(
+    routes=[
+        Route("/api/{method}", slack, methods=["GET", "POST"]),
+        Route("/v1/chat/completions", completion, methods=["POST"]),
+    ]
+)
