@@ -117,7 +117,7 @@ async def test_a_rate_limited_replies_call_falls_back_at_once(
         await mention_in(tomo, parent)
         (post,) = await slack.wait_for_posts(1, timeout=4)
         waited = time.monotonic() - started
-    assert post["thread_ts"] == parent and waited < 2
+    assert post["thread_ts"] == parent and waited < 4  # not the 30 s Retry-After
     assert len(slack.calls_to("conversations.replies")) == 1
     turns = model.last_request["messages"][1:]
     assert turns[0]["content"].endswith("stored parent")

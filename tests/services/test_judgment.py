@@ -6,6 +6,8 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
 from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -116,7 +118,7 @@ async def test_delay_is_clamped_to_the_maximum(
         await slack.wait_for_posts(1, timeout=3)
     assert decision["delay_seconds"] == 0.5
     assert job.seconds_left is not None and job.seconds_left <= 0.5
-    assert decision["reply_at"] - decision["decided_at"] == 0.5
+    assert decision["reply_at"] - decision["decided_at"] == pytest.approx(0.5)
 
 
 async def test_a_delayed_reply_is_cancelled_by_a_new_message_then_judged_again(
