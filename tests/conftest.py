@@ -274,7 +274,11 @@ def start_tomo(slack: FakeSlack, model: FakeModel, database_url: str) -> StartTo
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://tomo") as client:
                 if wait_identity:
+                    # Start-up's background work: auth.test, then the channel directory.
+                    start_up = [t for t in runtime.background if t.get_name() == "identity"]
                     await asyncio.wait_for(runtime.identity.known.wait(), 5)
+                    if start_up:
+                        await asyncio.wait(start_up, timeout=5)
                 yield Tomo(client, runtime, slack)
 
     return run

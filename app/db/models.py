@@ -109,7 +109,7 @@ class Reply(SQLModel, table=True):
     thread_ts: str = Field(default=TOP_LEVEL, max_length=32)
     trigger_ts: str = Field(max_length=32)
     reason: str = Field(default="", max_length=16)  # mention, dm, auto_reply, judgment
-    status: str = Field(default="claimed", max_length=16)  # claimed, posted, failed, stale
+    status: str = Field(default="claimed", max_length=16)  # claimed, posted, failed, interrupted
     posted_ts: str | None = Field(default=None, max_length=32)
     error: str | None = None
     created_at: float = 0.0
