@@ -132,10 +132,14 @@ async def test_a_delayed_reply_is_cancelled_by_a_new_message_then_judged_again(
     model.responder = responder
     async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
         await tomo.message("is the build broken?")
-        await wait_for(lambda: decisions(tomo), timeout=3, what="the first decision")
-        assert [job.id for job in tomo.runtime.timers.list() if job.kind == "reply"] == [
-            "reply:C1:"
-        ]
+        # The decision is stored first, then its reply timer is set: wait for the timer.
+        await wait_for(
+            lambda: (
+                [j.id for j in tomo.runtime.timers.list() if j.kind == "reply"] == ["reply:C1:"]
+            ),
+            timeout=3,
+            what="the reply timer of the first decision",
+        )
         second = await tomo.message("never mind, fixed it", user="U2")
         assert not [job for job in tomo.runtime.timers.list() if job.kind == "reply"]
         await wait_for(lambda: len(model.requests) == 2, timeout=3, what="a new judgment")
