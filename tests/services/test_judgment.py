@@ -112,7 +112,11 @@ async def test_delay_is_clamped_to_the_maximum(
     answer_by_purpose(model, judgment=judgment_json(True, delay=9999))
     async with start_tomo(MIN_WAIT_SECONDS=0.1, MAX_REPLY_DELAY_SECONDS=0.5) as tomo:
         await tomo.message("anyone?")
-        await wait_for(lambda: decisions(tomo), timeout=3, what="the stored decision")
+        await wait_for(
+            lambda: [j for j in tomo.runtime.timers.list() if j.kind == "reply"],
+            timeout=3,
+            what="the reply timer",
+        )
         (decision,) = await decisions(tomo)
         (job,) = [job for job in tomo.runtime.timers.list() if job.kind == "reply"]
         await slack.wait_for_posts(1, timeout=3)
