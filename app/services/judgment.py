@@ -14,9 +14,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context
 from app.llm import LLM, LLMError
-from app.logs import log_context
 from app.prompts import render
-from app.scheduler import JUDGMENT, job_id
+from app.scheduler import JUDGMENT
 from app.services.context import ContextBuilder
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
@@ -71,15 +70,12 @@ class JudgmentService:
     async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
         """Judge the conversation; returns the stored decision, None when skipped."""
         await self._identity.known.wait()  # "tomo spoke last" needs to know who tomo is
-        with log_context(
-            job_id=job_id(JUDGMENT, channel, thread_ts), channel=channel, thread_ts=thread_ts
-        ):
-            async with self._locks.hold(channel, thread_ts):
-                try:
-                    return await self._judge(channel, thread_ts)
-                except Exception:
-                    logger.exception("judgment failed")
-                    return None
+        async with self._locks.job(JUDGMENT, channel, thread_ts):
+            try:
+                return await self._judge(channel, thread_ts)
+            except Exception:
+                logger.exception("judgment failed")
+                return None
 
     async def _judge(self, channel: str, thread_ts: str) -> Judgment | None:
         async with self._sessions() as session:

@@ -6,11 +6,23 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from app.logs import log_context
+from app.scheduler import job_id
+
 
 class ConversationLocks:
     def __init__(self) -> None:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._users: dict[tuple[str, str], int] = {}
+
+    @contextlib.asynccontextmanager
+    async def job(self, kind: str, channel: str, thread_ts: str) -> AsyncIterator[None]:
+        """Run a conversation's job: its lock held, its ids on every log line."""
+        with log_context(
+            job_id=job_id(kind, channel, thread_ts), channel=channel, thread_ts=thread_ts
+        ):
+            async with self.hold(channel, thread_ts):
+                yield
 
     @contextlib.asynccontextmanager
     async def hold(self, channel: str, thread_ts: str) -> AsyncIterator[None]:

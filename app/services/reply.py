@@ -11,9 +11,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.db.messages import store_messages
 from app.domain import ChatMessage, Context
 from app.llm import LLM, LLMError
-from app.logs import log_context
 from app.prompts import render
-from app.scheduler import REPLY, job_id
+from app.scheduler import REPLY
 from app.services import claims
 from app.services.context import ContextBuilder
 from app.services.history import ThreadHistory
@@ -90,15 +89,12 @@ class ReplyService:
     ) -> list[str]:
         """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
         await self._identity.known.wait()  # who "tomo" is decides whose turns are whose
-        with log_context(
-            job_id=job_id(REPLY, channel, thread_ts), channel=channel, thread_ts=thread_ts
-        ):
-            async with self._locks.hold(channel, thread_ts):
-                try:
-                    return await self._reply(channel, thread_ts, latest_ts, reason)
-                except Exception:
-                    logger.exception("reply failed")
-                    return []
+        async with self._locks.job(REPLY, channel, thread_ts):
+            try:
+                return await self._reply(channel, thread_ts, latest_ts, reason)
+            except Exception:
+                logger.exception("reply failed")
+                return []
 
     async def _reply(self, channel: str, thread_ts: str, latest_ts: str, reason: str) -> list[str]:
         if thread_ts and latest_ts != thread_ts:
