@@ -50,20 +50,28 @@ def create_engine(database_url: str) -> AsyncEngine:
     return create_async_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
 
 
+def _no_autocheckpoint(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
+
+
 def sqlite_writer(engine: AsyncEngine) -> Engine | None:
-    """A synchronous engine on the same SQLite file, for the recorder's writer thread (one
-    thread hop per group commit instead of several per statement); None for PostgreSQL and
-    in-memory databases, which the async engine serves."""
+    """A synchronous engine on the same SQLite file for the recorder: its writer thread (one
+    hop per group commit instead of several per statement) and its checkpoints, which it runs
+    itself, off the commit path; None for PostgreSQL and in-memory databases, which the async
+    engine serves."""
     url = engine.url
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return None
     writer = create_sync_engine(
         url.set(drivername="sqlite+pysqlite"),
-        pool_size=1,
+        pool_size=2,  # the writer's connection and the checkpointer's
         max_overflow=0,
         connect_args={"check_same_thread": False},
     )
     event.listen(writer, "connect", _sqlite_pragmas)
+    # A commit that crosses 1000 WAL pages would copy them into the database and fsync before
+    # it returns, holding up every acknowledgement waiting on it.
+    event.listen(writer, "connect", _no_autocheckpoint)
     return writer
 
 
