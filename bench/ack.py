@@ -1,13 +1,15 @@
 """Acknowledgement throughput and latency: tomo (database and timers for real) against Bolt.
 
     .venv/bin/python -m bench.ack            # 20,000 requests each, then 200 req/s for 10 s
-    .venv/bin/python -m bench.ack --quick    # 3,000 requests each, then 200 req/s for 3 s
+    .venv/bin/python -m bench.ack --quick    # 4,000 requests each, then 200 req/s for 3 s
 
-Both servers run as `uvicorn` subprocesses on 127.0.0.1 with the same flags and receive the
-same signed bodies over the same number of connections from this process. tomo uses a SQLite
-file and its real scheduler; MIN_WAIT_SECONDS is ten hours so no judgment fires, and Slack and
-the model are stand-ins on 127.0.0.1 (bench/standins.py), so the replies that mentions schedule
-run against them. At the end every acknowledged event is looked up in tomo's database.
+Both servers run as `uvicorn` subprocesses on 127.0.0.1 with the Procfile's flags and receive
+the same signed bodies over the same number of connections from this process (the load
+generator). The bodies are sent in rounds, Bolt and tomo taking turns (ABBA), so whatever else
+the machine does falls on both alike. tomo uses a SQLite file and its real scheduler;
+MIN_WAIT_SECONDS is ten hours so no judgment fires, and Slack and the model are stand-ins on
+127.0.0.1 (bench/standins.py), so the replies that mentions schedule run against them. At the
+end every acknowledged event is looked up in tomo's database.
 Last line: `ack ratio_vs_bolt=X.XX p99_ms_at_fixed_rate=Y.Y lost=N`.
 """
 
@@ -15,16 +17,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sqlite3
+import subprocess
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import loadgen
 from bench.common import (
     SECRET,
+    UVICORN_FLAGS,
     cpu_seconds,
     free_port,
     machine,
@@ -38,23 +44,43 @@ from bench.common import (
 from bench.events import Delivery, Workspace
 
 
-def _summary(name: str, result: loadgen.Result, cpu: float | None = None) -> str:
-    statuses = Counter(result.statuses)
-    others = {s: n for s, n in statuses.items() if s != 200}
-    line = (
-        f"{name:<6} {result.rate:8.0f} req/s  p50 {percentile(result.latencies, 0.5) * 1000:6.1f}"
-        f" ms  p99 {percentile(result.latencies, 0.99) * 1000:6.1f} ms  "
-        f"({result.answered} answered in {result.elapsed:.2f} s"
-    )
-    if cpu is not None:
-        line += (
-            f", server CPU {cpu / result.elapsed:.0%} of a core,"
-            f" {cpu / max(1, result.answered) * 1e6:.0f} µs a request"
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen[bytes]
+    port: int
+    statuses: list[int] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    elapsed: float = 0.0
+    cpu: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return sum(1 for s in self.statuses if s) / self.elapsed
+
+    def summary(self) -> str:
+        others = {s: n for s, n in Counter(self.statuses).items() if s != 200}
+        answered = sum(1 for s in self.statuses if s)
+        p50, p99 = (percentile(self.latencies, q) * 1e3 for q in (0.5, 0.99))
+        return (
+            f"{self.name:<5} {self.rate:7.0f} req/s  p50 {p50:5.1f} ms  p99 {p99:6.1f} ms"
+            f"  ({answered} answered"
+            f" in {self.elapsed:.2f} s; server CPU {self.cpu / self.elapsed:.0%} of a core,"
+            f" {self.cpu / max(1, answered) * 1e6:.0f} µs a request"
+            + (f"; non-200: {others})" if others else ")")
         )
-    return line + (f", non-200: {others})" if others else ")")
 
 
-def _lost(database: Path, deliveries: Sequence[Delivery], statuses: Sequence[int]) -> int:
+async def saturate(server: Server, deliveries: list[Delivery], connections: int) -> None:
+    before = cpu_seconds(server.process.pid)
+    result = await loadgen.saturate(server.port, deliveries, connections=connections)
+    server.cpu += cpu_seconds(server.process.pid) - before
+    server.statuses += result.statuses
+    server.latencies += result.latencies
+    server.elapsed += result.elapsed
+
+
+def lost(database: Path, deliveries: Sequence[Delivery], statuses: Sequence[int]) -> int:
     """Acknowledged deliveries whose event id or message is missing from tomo's database."""
     with sqlite3.connect(database) as db:
         seen = {row[0] for row in db.execute("SELECT event_id FROM seen_event")}
@@ -67,92 +93,92 @@ def _lost(database: Path, deliveries: Sequence[Delivery], statuses: Sequence[int
     )
 
 
-async def _measure(
-    port: int, pid: int, warm: list[Delivery], measured: list[Delivery], connections: int
-) -> tuple[loadgen.Result, float]:
-    await loadgen.saturate(port, warm, connections=connections)
-    wait_idle(pid)
-    before, client = cpu_seconds(pid), time.process_time()
-    result = await loadgen.saturate(port, measured, connections=connections)
-    print(f"  (load generator CPU {(time.process_time() - client) / result.elapsed:.0%} of a core)")
-    return result, cpu_seconds(pid) - before
+def environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
 
 
-async def main(args: argparse.Namespace) -> int:
+async def main(args: argparse.Namespace) -> None:
     print(machine())
+    print(f"uvicorn flags (the Procfile's): {' '.join(UVICORN_FLAGS) or '(none)'}")
     workdir = Path(tempfile.mkdtemp(prefix="tomo-bench-ack-"))
     workspace = Workspace(mentions=args.mentions)
     warm = workspace.deliveries(args.warmup)
     measured = workspace.deliveries(args.requests)
     steady = workspace.deliveries(int(args.rate * args.seconds))
-    kinds = Counter(d.kind for d in measured)
-    print(f"{len(measured)} signed deliveries, {args.connections} connections; mix {dict(kinds)}")
+    kinds = dict(Counter(d.kind for d in measured))
+    print(f"{len(measured)} signed deliveries, {args.connections} connections, mix {kinds}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
-    standins_port = free_port()
-    standins = uvicorn(
-        "bench.standins:app", port=standins_port, env={**_base_env()}, log=workdir / "standins.log"
-    )
+    port = free_port()
+    standins = uvicorn("bench.standins:app", port=port, env=environment(), log=workdir / "s.log")
     with running(standins):
-        wait_ready(standins, f"http://127.0.0.1:{standins_port}/api/auth.test")
-        slack_url = f"http://127.0.0.1:{standins_port}/api/"
-
-        port = free_port()
-        env = {**_base_env(), "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack_url}
-        with running(
-            uvicorn("bench.bolt_app:api", port=port, env=env, log=workdir / "bolt.log")
-        ) as bolt:
-            wait_ready(bolt, f"http://127.0.0.1:{port}/healthz")
-            bolt_result, bolt_cpu = await _measure(port, bolt.pid, warm, measured, args.connections)
-        print(_summary("bolt", bolt_result, bolt_cpu))
-
-        port = free_port()
+        wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
+        slack_url, model_url = f"http://127.0.0.1:{port}/api/", f"http://127.0.0.1:{port}/v1"
+        bolt_env = {**environment(), "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack_url}
         database = workdir / "tomo.db"
-        env = tomo_env(
-            database_url=f"sqlite:///{database}",
-            slack_url=slack_url,
-            model_url=f"http://127.0.0.1:{standins_port}/v1",
+        tomo_environment = tomo_env(
+            database_url=f"sqlite:///{database}", slack_url=slack_url, model_url=model_url
         )
-        with running(uvicorn("app.main:app", port=port, env=env, log=workdir / "tomo.log")) as tomo:
-            wait_ready(tomo, f"http://127.0.0.1:{port}/healthz")
-            wait_idle(tomo.pid)  # LiteLLM is imported in the background after start
-            tomo_result, tomo_cpu = await _measure(port, tomo.pid, warm, measured, args.connections)
-            print(_summary("tomo", tomo_result, tomo_cpu))
-            wait_idle(tomo.pid)
+        bolt_port, tomo_port = free_port(), free_port()
+        bolt_process = uvicorn("bench.bolt_app:api", port=bolt_port, env=bolt_env,
+                               log=workdir / "bolt.log")  # fmt: skip
+        tomo_process = uvicorn("app.main:app", port=tomo_port, env=tomo_environment,
+                               log=workdir / "tomo.log")  # fmt: skip
+        with running(bolt_process), running(tomo_process):
+            bolt = Server("bolt", bolt_process, bolt_port)
+            tomo = Server("tomo", tomo_process, tomo_port)
+            for server in (bolt, tomo):
+                wait_ready(server.process, f"http://127.0.0.1:{server.port}/healthz")
+                await loadgen.saturate(server.port, warm, connections=args.connections)
+            for server in (bolt, tomo):  # LiteLLM imported, warm-up replies finished
+                wait_idle(server.process.pid)
+
+            size = -(-len(measured) // args.rounds)
+            client = time.process_time()
+            for n in range(args.rounds):
+                chunk = measured[n * size : (n + 1) * size]
+                for server in (bolt, tomo) if n % 2 == 0 else (tomo, bolt):
+                    await saturate(server, chunk, args.connections)
+                    wait_idle(server.process.pid)  # a round's leftovers stay in its round
+            client_share = (time.process_time() - client) / (bolt.elapsed + tomo.elapsed)
+            print(bolt.summary())
+            print(tomo.summary())
+            print(f"(load generator: {client_share:.0%} of a core while sending)")
+
             fixed = await loadgen.fixed_rate(
-                port, steady, rate=args.rate, connections=args.connections
+                tomo.port, steady, rate=args.rate, connections=args.connections
             )
-            print(_summary(f"tomo at {args.rate:.0f} req/s", fixed).replace("  ", " ", 1))
-            lost = sum(
-                _lost(database, deliveries, result.statuses)
-                for deliveries, result in ((measured, tomo_result), (steady, fixed))
+            p50, p99 = (percentile(fixed.latencies, q) * 1e3 for q in (0.5, 0.99))
+            print(
+                f"tomo at {args.rate:.0f} req/s for {fixed.elapsed:.1f} s: p50 {p50:.1f} ms, "
+                f"p99 {p99:.1f} ms, max {max(fixed.latencies) * 1e3:.1f} ms "
+                f"({fixed.answered} answered, {sum(s == 200 for s in fixed.statuses)} with 200)"
             )
-    ratio = tomo_result.rate / bolt_result.rate
-    acknowledged = sum(s == 200 for s in (*tomo_result.statuses, *fixed.statuses))
+            missing = lost(database, measured, tomo.statuses) + lost(
+                database, steady, fixed.statuses
+            )
+    acknowledged = sum(s == 200 for s in (*tomo.statuses, *fixed.statuses))
+    ratio = tomo.rate / bolt.rate
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"ratio tomo/bolt {ratio:.2f}; {acknowledged} acknowledged events checked in "
-        f"{database}: {lost} missing  (logs in {workdir})"
+        f"ratio tomo/bolt {ratio:.2f}; {acknowledged} acknowledged events looked up in "
+        f"{database}: {missing} missing (server logs in {workdir})"
     )
-    p99 = percentile(fixed.latencies, 0.99) * 1000
-    print(f"ack ratio_vs_bolt={ratio:.2f} p99_ms_at_fixed_rate={p99:.1f} lost={lost}")
-    return 0
-
-
-def _base_env() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
+    print(f"ack ratio_vs_bolt={ratio:.2f} p99_ms_at_fixed_rate={p99:.1f} lost={missing}")
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run")
     parser.add_argument("--requests", type=int, help="deliveries per server (default 20000)")
+    parser.add_argument("--rounds", type=int, help="turns each server takes (default 4)")
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--rate", type=float, default=200.0, help="fixed rate, req/s")
     parser.add_argument("--seconds", type=float, help="fixed-rate duration (default 10)")
-    parser.add_argument("--mentions", type=float, default=0.03, help="share of mentions")
+    parser.add_argument("--mentions", type=float, default=0.02, help="share of mentions")
     args = parser.parse_args(argv)
-    args.requests = args.requests or (3000 if args.quick else 20000)
+    args.requests = args.requests or (4000 if args.quick else 20000)
+    args.rounds = args.rounds or (2 if args.quick else 4)
     args.seconds = args.seconds or (3.0 if args.quick else 10.0)
     args.warmup = 500 if args.quick else 2000
     return args
@@ -163,8 +189,9 @@ def run() -> None:
     try:
         import uvloop
     except ImportError:
-        raise SystemExit(asyncio.run(main(args))) from None
-    raise SystemExit(uvloop.run(main(args)))
+        asyncio.run(main(args))
+        return
+    uvloop.run(main(args))
 
 
 if __name__ == "__main__":

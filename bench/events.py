@@ -1,8 +1,8 @@
 """Event bodies like Slack's: many channels and threads, a mix of message kinds, signed fresh.
 
-The mix, per message: 55 % top-level, 30 % thread replies, 12 % bot messages, 3 % mentions of
-the bot. A mention arrives twice, as Slack sends it: an `app_mention` and a `message` event
-with different event ids (and half the mentions are inside a thread).
+The mix, by weight per message: top-level 55, thread replies 30, bot messages 12, mentions of
+the bot 2 (`mentions=`). A mention arrives twice, as Slack sends it: an `app_mention` and a
+`message` event with different event ids (and half the mentions are inside a thread).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _envelope(event: dict[str, object], event_id: str) -> bytes:
 class Workspace:
     """Generates deliveries; every message gets a unique ts and every delivery an event id."""
 
-    def __init__(self, *, mentions: float = 0.03, seed: int = 7) -> None:
+    def __init__(self, *, mentions: float = 0.02, seed: int = 7) -> None:
         self._random = random.Random(seed)
         self._weights = (0.55, 0.30, 0.12, mentions)
         self._tops: dict[str, list[str]] = {}
