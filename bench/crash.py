@@ -1,7 +1,7 @@
 """Durability: kill -9 tomo while it acknowledges events; every 200 must be in the database.
 
     .venv/bin/python -m bench.crash               # 5 crashes, SQLite file
-    .venv/bin/python -m bench.crash --rounds 10 --database-url postgresql://postgres@127.0.0.1/test
+    .venv/bin/python -m bench.crash --rounds 10 --database-url postgresql://USER@HOST/EMPTY_DB
 
 Each round starts `uvicorn app.main:app` on the same database, saturates it with signed events
 over 50 connections, and sends SIGKILL at a random moment while requests are in flight (no
