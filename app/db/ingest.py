@@ -6,6 +6,7 @@ SQLite writer thread and, through `run_sync`, on an async connection (PostgreSQL
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,7 +130,8 @@ def _apply(
         result = connection.execute(
             update(Message)
             .where(Message.channel == change.channel, Message.ts == change.ts)  # type: ignore[arg-type]
-            .values(deleted=True, text="")
+            # edited_at marks the change, so memories built from this message are rebuilt.
+            .values(deleted=True, text="", edited_at=time.time())
         )
         return bool(result.rowcount)
     return True

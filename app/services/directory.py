@@ -19,6 +19,7 @@ from app.slack.events import message_from_raw
 logger = logging.getLogger(__name__)
 
 PERSON_TTL_SECONDS = 86400.0
+PERSON_RETRY_SECONDS = 300.0
 
 
 class Directory:
@@ -88,7 +89,8 @@ class Directory:
         try:
             user = await self._slack.user_info(user_id)
         except SlackError as error:
-            self._people_fresh.pop(user_id, None)
+            # Try again after a while, not on this person's very next message.
+            self._people_fresh[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
             logger.warning("users.info %s failed: %s", user_id, error)
             return
         profile = user.get("profile") or {}

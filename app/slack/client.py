@@ -67,8 +67,11 @@ class SlackClient:
         try:
             response = await call(**params)
         except SlackApiError as error:
-            status = error.response.status_code if error.response is not None else None
-            code = str(error.response.get("error")) if error.response is not None else "error"
+            response = error.response
+            status = response.status_code if response is not None else None
+            data = response.data if response is not None else None
+            # A 5xx from Slack or a proxy may carry a non-JSON body: report the status then.
+            code = str(data.get("error")) if isinstance(data, dict) else f"HTTP {status}"
             raise SlackError(method, code, rate_limited=status == 429) from error
         except (SlackClientError, OSError, TimeoutError) as error:
             raise SlackError(method, f"{type(error).__name__}: {error}") from error

@@ -126,6 +126,7 @@ async def test_edits_and_deletes(start_tomo: StartTomo) -> None:
         rows = {r["ts"]: r for r in await tomo.rows("SELECT * FROM message")}
     assert rows[ts]["text"] == "second version" and rows[ts]["edited_at"] is not None
     assert rows[gone]["deleted"] and rows[gone]["text"] == ""
+    assert rows[gone]["edited_at"] is not None  # the change is dated, for the memory job
     assert len(rows) == 2  # the edit and delete events are not messages of their own
 
 

@@ -85,3 +85,18 @@ async def test_service_starts_and_acks_while_slack_is_down_then_learns_its_id(
     assert health.status_code == 200
     assert rows == [{"ts": ts}]
     assert tomo.runtime.identity.user_id == "UBOT"
+
+
+async def test_a_failing_users_info_is_not_retried_on_every_message(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    slack.fail("users.info", status=500, times=50)
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await tomo.message("one", user="U2")
+        # slack-sdk retries a 500 once by itself: the lookup has failed after two calls.
+        await wait_for(lambda: len(slack.calls_to("users.info")) >= 2, what="the first lookup")
+        await asyncio.sleep(0.2)
+        for text in ("two", "three", "four"):
+            await tomo.message(text, user="U2")
+        await asyncio.sleep(0.2)
+    assert len(slack.calls_to("users.info")) == 2  # not asked again on every message
