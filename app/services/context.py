@@ -131,8 +131,15 @@ class ContextBuilder:
             target_rows = (
                 await session.exec(  # type: ignore[call-overload]
                     select(Message)
-                    .where(Message.channel == channel_id, Message.deleted == False)  # noqa: E712
-                    .where(or_(Message.thread_ts == thread_ts, Message.ts == thread_ts))
+                    .where(Message.deleted == False)  # noqa: E712
+                    # Each branch names the channel so both use an index (ix_message_thread,
+                    # the primary key); `channel = ? AND (a OR b)` scans the whole channel.
+                    .where(
+                        or_(
+                            (Message.channel == channel_id) & (Message.thread_ts == thread_ts),
+                            (Message.channel == channel_id) & (Message.ts == thread_ts),
+                        )
+                    )
                     .order_by(Message.ts.desc())  # type: ignore[attr-defined]
                     .limit(TARGET_THREAD_LIMIT)
                 )
