@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.ack            # 20,000 requests each, then 200 req/s for 10 s
     .venv/bin/python -m bench.ack --quick    # 4,000 requests each, then 200 req/s for 3 s
 
-Both servers run as `uvicorn` subprocesses on 127.0.0.1 with the Procfile's flags and receive
+Both servers run as `uvicorn` subprocesses on 127.0.0.1 with the Procfile's flags (no access
+log for either) and receive
 the same signed bodies over the same number of connections from this process (the load
 generator). The bodies are sent in rounds, Bolt and tomo taking turns (ABBA), so whatever else
 the machine does falls on both alike. tomo uses a SQLite file and its real scheduler;
@@ -99,7 +100,7 @@ def environment() -> dict[str, str]:
 
 async def main(args: argparse.Namespace) -> None:
     print(machine())
-    print(f"uvicorn flags (the Procfile's): {' '.join(UVICORN_FLAGS) or '(none)'}")
+    print(f"uvicorn flags (the Procfile's, plus no access log): {' '.join(UVICORN_FLAGS)}")
     workdir = Path(tempfile.mkdtemp(prefix="tomo-bench-ack-"))
     workspace = Workspace(mentions=args.mentions)
     warm = workspace.deliveries(args.warmup)

@@ -144,8 +144,9 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
     assert any(r["message"].startswith("replied with 1 message") for r in reply)
     assert any("signature" in r["message"] and r["severity"] == "WARNING" for r in records)
     assert any(r["message"] == "stopped cleanly" for r in records)
-    access = [r for r in records if r["logger"] == "uvicorn.access"]
-    assert any("POST /slack/events" in r["message"] for r in access)
+    # uvicorn's own lines are JSON too; its access line is kept quiet (tomo logs each event).
+    assert any(r["logger"].startswith("uvicorn") for r in records)
+    assert not [r for r in records if r["logger"] == "uvicorn.access"]
 
     for secret in (SIGNING_SECRET, BOT_TOKEN, LLM_KEY, ADMIN_TOKEN):
         assert secret not in output
