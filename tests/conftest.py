@@ -238,6 +238,31 @@ async def wait_for(
         await asyncio.sleep(0.02)
 
 
+def tomo_settings(
+    slack: FakeSlack, model: FakeModel, database_url: str, **overrides: Any
+) -> Settings:
+    """Settings pointing tomo at the stand-ins, with short waits; `overrides` win."""
+    values: dict[str, Any] = {
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_BOT_TOKEN": "xoxb-test-token",
+        "SLACK_API_URL": slack.url,
+        "DATABASE_URL": database_url,
+        "ADMIN_TOKEN": ADMIN_TOKEN,
+        "LLM_MODEL": "openai/test-model",
+        "LLM_API_BASE": model.api_base,
+        "LLM_API_KEY": "sk-test",
+        "LLM_MAX_RETRIES": 0,
+        "LLM_TIMEOUT_SECONDS": 5,
+        "MIN_WAIT_SECONDS": 0.3,
+        "JITTER_RATIO": 0,
+        "MAX_REPLY_DELAY_SECONDS": 5,
+        "MEMORY_UPDATE_INTERVAL_SECONDS": 3600,
+        "LOG_LEVEL": "DEBUG",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
 StartTomo = Callable[..., contextlib.AbstractAsyncContextManager[Tomo]]
 
 
@@ -246,25 +271,7 @@ def start_tomo(slack: FakeSlack, model: FakeModel, database_url: str) -> StartTo
     """`async with start_tomo(MIN_WAIT_SECONDS=0.3) as tomo:` runs one life of the app."""
 
     def settings(**overrides: Any) -> Settings:
-        values: dict[str, Any] = {
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_BOT_TOKEN": "xoxb-test-token",
-            "SLACK_API_URL": slack.url,
-            "DATABASE_URL": database_url,
-            "ADMIN_TOKEN": ADMIN_TOKEN,
-            "LLM_MODEL": "openai/test-model",
-            "LLM_API_BASE": model.api_base,
-            "LLM_API_KEY": "sk-test",
-            "LLM_MAX_RETRIES": 0,
-            "LLM_TIMEOUT_SECONDS": 5,
-            "MIN_WAIT_SECONDS": 0.3,
-            "JITTER_RATIO": 0,
-            "MAX_REPLY_DELAY_SECONDS": 5,
-            "MEMORY_UPDATE_INTERVAL_SECONDS": 3600,
-            "LOG_LEVEL": "DEBUG",
-        }
-        values.update(overrides)
-        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+        return tomo_settings(slack, model, database_url, **overrides)
 
     @contextlib.asynccontextmanager
     async def run(*, wait_identity: bool = True, **overrides: Any) -> AsyncIterator[Tomo]:

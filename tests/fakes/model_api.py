@@ -10,7 +10,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from starlette.applications import Starlette
@@ -19,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from tests.fakes._common import wait_until
-from tests.fakes.server import ServerThread
+from tests.fakes.server import Served, ServerThread
 
 ChatRequest = dict[str, Any]
 Answer = str | dict[str, Any]
@@ -41,7 +40,7 @@ def _words(content: Any) -> int:
     return 0
 
 
-class FakeModel:
+class FakeModel(Served):
     """OpenAI-compatible fake for ``litellm.acompletion(model="openai/x", api_base=api_base)``.
 
     The answer to a request is, in order: ``responder(request)`` when it returns non-None, else
@@ -66,24 +65,6 @@ class FakeModel:
     def api_base(self) -> str:
         """``http://127.0.0.1:PORT/v1``."""
         return f"{self._server.base_url}/v1"
-
-    def start(self) -> FakeModel:
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self) -> FakeModel:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def reset(self) -> None:
         """Forget requests, queued answers, failures, delays and the responder."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from types import TracebackType
+from typing import Self
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -87,3 +89,27 @@ class ServerThread:
         self._server = None
         self._thread = None
         self._sock = None
+
+
+class Served:
+    """Start, stop and `with` for a stand-in serving on its ServerThread `_server`."""
+
+    _server: ServerThread
+
+    def start(self) -> Self:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -6,7 +6,6 @@ import asyncio
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from starlette.applications import Starlette
@@ -15,7 +14,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from tests.fakes._common import read_params, wait_until
-from tests.fakes.server import ServerThread
+from tests.fakes.server import Served, ServerThread
 from tests.fakes.slack_workspace import Params, SlackWorkspace
 
 MethodHandler = Callable[[Params], dict[str, Any]]
@@ -28,7 +27,7 @@ class _Failure:
     error: str | None
 
 
-class FakeSlack(SlackWorkspace):
+class FakeSlack(SlackWorkspace, Served):
     """Slack Web API fake: ``AsyncWebClient(token=..., base_url=fake.url)`` talks to it.
 
     Any token is accepted. Data helpers (``add_channel``, ``add_user``, ``add_message``),
@@ -52,24 +51,6 @@ class FakeSlack(SlackWorkspace):
     def url(self) -> str:
         """``http://127.0.0.1:PORT/api/``; slack-sdk appends the method name."""
         return f"{self._server.base_url}/api/"
-
-    def start(self) -> FakeSlack:
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.stop()
-
-    def __enter__(self) -> FakeSlack:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def reset(self) -> None:
         """Forget all data, calls, posts, failures, delays and custom handlers."""

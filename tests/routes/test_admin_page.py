@@ -10,7 +10,6 @@ import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +19,7 @@ from app.db.models import Judgment
 from app.main import create_app
 from app.runtime import Runtime
 from app.settings import Settings
-from tests.conftest import ADMIN_TOKEN, SIGNING_SECRET, next_ts
+from tests.conftest import ADMIN_TOKEN, SIGNING_SECRET, next_ts, tomo_settings
 from tests.fakes import FakeModel, FakeSlack
 from tests.signing import sign
 
@@ -88,21 +87,9 @@ async def serve_tomo(settings: Settings) -> AsyncIterator[Served]:
         await asyncio.wait_for(task, 10)
 
 
-def settings_for(slack: FakeSlack, model: FakeModel, database_url: str, **extra: Any) -> Settings:
-    values: dict[str, Any] = {
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_BOT_TOKEN": "xoxb-test-token",
-        "SLACK_API_URL": slack.url,
-        "DATABASE_URL": database_url,
-        "ADMIN_TOKEN": ADMIN_TOKEN,
-        "LLM_MODEL": "openai/test-model",
-        "LLM_API_BASE": model.api_base,
-        "LLM_API_KEY": "sk-test",
-        "LLM_MAX_RETRIES": 0,
-        "MIN_WAIT_SECONDS": 3600,
-        "JITTER_RATIO": 0,
-    }
-    return Settings(_env_file=None, **(values | extra))  # type: ignore[call-arg]
+def settings_for(slack: FakeSlack, model: FakeModel, database_url: str) -> Settings:
+    # Timers that stay pending while the browser looks at them.
+    return tomo_settings(slack, model, database_url, MIN_WAIT_SECONDS=3600, LOG_LEVEL="INFO")
 
 
 async def test_admin_page_in_chromium_shows_timers_and_decisions_and_cancels(
