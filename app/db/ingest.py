@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlmodel import col
 
 from app.db.models import Message, SeenEvent
 from app.services.routing import Route, RouteKind
@@ -67,9 +68,9 @@ def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
     fresh: set[str] = set()
     if event_ids:
-        statement = insert(SeenEvent).on_conflict_do_nothing().returning(SeenEvent.event_id)  # type: ignore[arg-type]
+        seen = insert(SeenEvent).on_conflict_do_nothing().returning(col(SeenEvent.event_id))
         rows = [{"event_id": event_id, "received_at": now} for event_id in event_ids]
-        fresh = set(connection.execute(statement, rows).scalars())
+        fresh = set(connection.execute(seen, rows).scalars())
     live: list[bool] = []
     for delivery in batch:
         live.append(delivery.event_id is None or delivery.event_id in fresh)
@@ -84,11 +85,13 @@ def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float
                 new_messages[key] = delivery.change
     inserted: set[tuple[str, str]] = set()
     if new_messages:
-        statement = (
-            insert(Message).on_conflict_do_nothing().returning(Message.channel, Message.ts)  # type: ignore[arg-type]
+        stored = (
+            insert(Message)
+            .on_conflict_do_nothing()
+            .returning(col(Message.channel), col(Message.ts))
         )
-        rows = [message_row(n.message, n.route) for n in new_messages.values()]
-        inserted = {(row[0], row[1]) for row in connection.execute(statement, rows)}
+        messages = [message_row(n.message, n.route) for n in new_messages.values()]
+        inserted = {(row[0], row[1]) for row in connection.execute(stored, messages)}
 
     return [
         Outcome(duplicate=False, applied=_apply(connection, d.change, inserted, new_messages))
