@@ -13,6 +13,7 @@ from app.prompts import render
 from app.services import memory_sources as sources
 from app.services.context import Self
 from app.services.memory_sources import Activity
+from app.services.recall import clip
 
 STORED_CHAR_LIMIT = 6000  # a memory longer than this is cut
 WORKSPACE_SOURCE_CHARS = 30_000  # channel memories a workspace memory is written from
@@ -214,7 +215,10 @@ class Planner:
     def _workspace(
         self, kind: str, channels: dict[str, Channel], inputs: list[Memory], newest: str
     ) -> Prompt:
-        notes = [(name_of(channels, m.scope_id), _clip(m.content)) for m in inputs]
+        notes = [
+            (name_of(channels, m.scope_id), clip(m.content, WORKSPACE_SOURCE_EACH) or "")
+            for m in inputs
+        ]
 
         async def prompt(session: AsyncSession) -> Written | None:
             system = render(
@@ -227,11 +231,6 @@ class Planner:
             return system, newest
 
         return prompt
-
-
-def _clip(text: str) -> str:
-    each = WORKSPACE_SOURCE_EACH
-    return text if len(text) <= each else text[: each - 1] + "…"
 
 
 def _shared_memories(
