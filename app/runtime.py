@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.recorder import Recorder
 from app.llm import LLM
-from app.scheduler import JUDGMENT, REPLY, Timers
+from app.scheduler import Timers
 from app.services.context import ContextBuilder, Persona
 from app.services.conversations import Conversations
 from app.services.directory import Directory
@@ -64,8 +65,6 @@ class Runtime:
         task.add_done_callback(self.background.discard)
 
     async def prune_seen_events(self) -> None:
-        import time
-
         async with self.engine.begin() as connection:
             await connection.execute(
                 delete(SeenEvent).where(
@@ -118,11 +117,6 @@ def build_runtime(
         jitter_ratio=settings.JITTER_RATIO,
     )
 
-    def pending(channel: str, thread_ts: str) -> bool:
-        return any(
-            timers.get(kind, channel=channel, thread_ts=thread_ts) for kind in (JUDGMENT, REPLY)
-        )
-
     judgment = JudgmentService(
         sessions=sessions,
         builder=builder,
@@ -130,7 +124,7 @@ def build_runtime(
         identity=identity,
         locks=locks,
         schedule_reply=conversations.schedule_reply,
-        timers_pending=pending,
+        timers_pending=timers.pending,
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
     )

@@ -144,6 +144,12 @@ class Timers:
             return False
         return True
 
+    def pending(self, channel: str, thread_ts: str) -> bool:
+        """Whether the conversation has a judgment or a reply timer waiting."""
+        return any(
+            self.get(kind, channel=channel, thread_ts=thread_ts) for kind in (JUDGMENT, REPLY)
+        )
+
     def get(self, kind: str, *, channel: str, thread_ts: str) -> Job | None:
         return self.scheduler.get_job(job_id(kind, channel, thread_ts))
 
