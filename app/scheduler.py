@@ -8,6 +8,7 @@ a cache: the database stays the truth and `app.services.recovery` rebuilds it at
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -17,6 +18,7 @@ from typing import Any
 
 from apscheduler.job import Job
 from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
 
@@ -46,8 +48,12 @@ class Timer:
 
 class Timers:
     def __init__(self) -> None:
+        # The store is held here too: the ack path looks jobs up and moves them in it directly,
+        # once the scheduler runs (before that, APScheduler keeps added jobs aside).
+        self._store = MemoryJobStore()
         self.scheduler = AsyncIOScheduler(
             timezone=UTC,
+            jobstores={"default": self._store},
             job_defaults={
                 "misfire_grace_time": None,  # a late timer still runs
                 "coalesce": True,
@@ -96,6 +102,10 @@ class Timers:
             if task is not None:
                 self._running.discard(task)
 
+    # APScheduler checks a new job's arguments against its function's signature, which inspect
+    # would rebuild for every new conversation; a function's __signature__ is used as it is.
+    _run.__signature__ = inspect.signature(_run)  # type: ignore[attr-defined]
+
     @property
     def running(self) -> bool:
         return bool(self.scheduler.running)
@@ -115,19 +125,25 @@ class Timers:
         identifier = job_id(kind, channel, thread_ts)
         details = {"channel": channel, "thread_ts": thread_ts, "latest_ts": latest_ts, **kwargs}
         run_date = datetime.fromtimestamp(run_at, UTC)
-        pending = self.scheduler.get_job(identifier) if self.running else None
-        if pending is not None and pending.args == (func,):
-            # Moving a pending timer, as every message of a busy conversation does: add_job
-            # would re-inspect the function's signature (a quarter of an acknowledgement).
-            # The memory job store holds the job object itself, so its details change in place.
-            pending.kwargs.clear()
-            pending.kwargs.update(details)
-            pending.modify(trigger=DateTrigger(run_date, timezone=UTC), next_run_time=run_date)
+        trigger = DateTrigger(run_date, timezone=UTC)
+        pending = self._store.lookup_job(identifier) if self.running else None
+        if pending is not None and pending.args == (func,) and pending.next_run_time is not None:
+            # Moving a pending timer, as every message of a busy conversation does, in the
+            # store itself: modify_job would validate every field again and wake the scheduler,
+            # together a sixth of an acknowledgement. A timer moved later needs no wake-up (at
+            # worst the scheduler wakes at the old time, finds nothing due and sleeps on).
+            earlier = run_date < pending.next_run_time
+            pending.kwargs = details
+            pending.trigger = trigger
+            pending.next_run_time = run_date
+            self._store.update_job(pending)
+            if earlier:
+                self.scheduler.wakeup()
             return
         self.scheduler.add_job(
             self._run,
             args=[func],
-            trigger=DateTrigger(run_date, timezone=UTC),
+            trigger=trigger,
             id=identifier,
             name=kind,
             replace_existing=True,
@@ -138,6 +154,8 @@ class Timers:
         return self.remove(job_id(kind, channel, thread_ts))
 
     def remove(self, identifier: str) -> bool:
+        if self.running and self._store.lookup_job(identifier) is None:
+            return False  # most messages cancel a timer that is not there: no exception raised
         try:
             self.scheduler.remove_job(identifier)
         except JobLookupError:
@@ -151,7 +169,10 @@ class Timers:
         )
 
     def get(self, kind: str, *, channel: str, thread_ts: str) -> Job | None:
-        return self.scheduler.get_job(job_id(kind, channel, thread_ts))
+        identifier = job_id(kind, channel, thread_ts)
+        if self.running:
+            return self._store.lookup_job(identifier)  # type: ignore[no-any-return]
+        return self.scheduler.get_job(identifier)
 
     def every(self, name: str, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
         self.scheduler.add_job(

@@ -40,3 +40,55 @@ async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new
         timers.shutdown()
     assert calls == [{"channel": "C1", "thread_ts": "", "latest_ts": "1.000002"}]
     assert timers.list() == []
+
+
+async def test_a_timer_moved_later_runs_at_its_new_time_only() -> None:
+    calls: list[tuple[float, dict[str, Any]]] = []
+
+    async def judge(**kwargs: Any) -> None:
+        calls.append((time.time(), kwargs))
+
+    timers = Timers()
+    timers.start()
+    started = time.time()
+    try:
+        for latest_ts, delay in (("1.000001", 0.1), ("1.000002", 0.4)):
+            timers.set(
+                JUDGMENT,
+                channel="C1",
+                thread_ts="1.000000",
+                run_at=started + delay,
+                func=judge,
+                latest_ts=latest_ts,
+            )
+        await asyncio.sleep(0.25)
+        assert calls == []
+        await asyncio.sleep(0.4)
+    finally:
+        timers.shutdown()
+    ((ran_at, details),) = calls
+    assert ran_at >= started + 0.4
+    assert details == {"channel": "C1", "thread_ts": "1.000000", "latest_ts": "1.000002"}
+
+
+async def test_cancelling_a_timer_that_is_not_there_answers_false() -> None:
+    async def judge(**kwargs: Any) -> None:
+        pass
+
+    timers = Timers()
+    timers.start()
+    try:
+        assert not timers.cancel(JUDGMENT, channel="C1", thread_ts="")
+        timers.set(
+            JUDGMENT,
+            channel="C1",
+            thread_ts="",
+            run_at=time.time() + 60,
+            func=judge,
+            latest_ts="1.1",
+        )
+        assert timers.get(JUDGMENT, channel="C1", thread_ts="") is not None
+        assert timers.cancel(JUDGMENT, channel="C1", thread_ts="")
+        assert timers.get(JUDGMENT, channel="C1", thread_ts="") is None
+    finally:
+        timers.shutdown()
