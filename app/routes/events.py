@@ -1,17 +1,18 @@
 """POST /slack/events: verify, parse, record durably, set timers, acknowledge (SPEC §3.1).
 
-No network call and no LLM call happens before the answer. This is the hot path: `serve`
-runs it as a bare ASGI app (app.main hands it POST /slack/events ahead of FastAPI's middleware
-and dependency solving, which would cost more than a third of an acknowledgement).
+No network call and no LLM call happens before the answer. This is the hot path: `serve` is a
+bare ASGI app (app.main hands it POST /slack/events ahead of FastAPI's middleware and
+dependency solving, which would cost more than a third of an acknowledgement). It reads the
+few headers it needs straight from the scope and answers 200 without a Response object.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -26,96 +27,146 @@ logger = logging.getLogger(__name__)
 
 PATH = "/slack/events"
 MAX_BODY_BYTES = 1024 * 1024
-OK = Response(status_code=200)
+# The only request headers the handler reads.
+_HEADERS = frozenset(
+    {
+        b"content-length",
+        b"x-slack-request-timestamp",
+        b"x-slack-signature",
+        b"x-slack-retry-num",
+        b"x-slack-retry-reason",
+    }
+)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+class _Disconnected(Exception):
+    """The client went away before its body arrived: there is no one to answer."""
 
 
-async def _read_limited(request: Request) -> bytes | None:
-    declared = request.headers.get("content-length", "")
+def _headers(scope: Scope) -> dict[str, str]:
+    return {
+        name.decode("latin-1"): value.decode("latin-1")
+        for name, value in scope["headers"]
+        if name in _HEADERS
+    }
+
+
+async def _read_limited(receive: Receive, declared: str) -> bytes | None:
+    """The body, or None when it is larger than MAX_BODY_BYTES."""
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _Disconnected
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
             return None
-    return bytes(body)
+        if not message.get("more_body", False):
+            if not chunks:
+                return chunk  # the usual case: the whole body in one message
+            chunks.append(chunk)
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
-async def slack_events(request: Request) -> Response:
-    runtime: Runtime = request.app.state.runtime
-    body = await _read_limited(request)
+async def _ok(send: Send) -> None:
+    # What Response(status_code=200) sends, without building one.
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]}
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _json(scope: Scope, receive: Receive, send: Send, content: Any, status: int) -> None:
+    await JSONResponse(content, status_code=status)(scope, receive, send)
+
+
+async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+    runtime: Runtime = scope["app"].state.runtime
+    headers = _headers(scope)
+    try:
+        body = await _read_limited(receive, headers.get("content-length", ""))
+    except _Disconnected:
+        return
     if body is None:
-        return _error(413, "request body larger than 1 MiB")
+        return await _json(scope, receive, send, {"error": "request body larger than 1 MiB"}, 413)
     if not verify_slack_signature(
         body,
-        request.headers,
+        headers,
         signing_secret=runtime.settings.SLACK_SIGNING_SECRET.get_secret_value(),
     ):
         logger.warning("rejected a request with a missing, stale or invalid signature")
-        return _error(401, "invalid signature")
+        return await _json(scope, receive, send, {"error": "invalid signature"}, 401)
     try:
         payload = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        return _error(400, "body is not JSON")
+        return await _json(scope, receive, send, {"error": "body is not JSON"}, 400)
     if not isinstance(payload, dict):
-        return _error(400, "body is not a JSON object")
+        return await _json(scope, receive, send, {"error": "body is not a JSON object"}, 400)
 
     kind = payload.get("type")
     if kind == "url_verification":
-        return JSONResponse({"challenge": payload.get("challenge", "")})
+        return await _json(scope, receive, send, {"challenge": payload.get("challenge", "")}, 200)
     if kind != "event_callback":
         logger.warning(
             "acknowledged a %s request: %s", kind, payload.get("minute_rate_limited", "")
         )
-        return OK
+        return await _ok(send)
+    if await _handle_event(runtime, payload, headers):
+        return await _ok(send)
+    # Nothing was stored: a 500 makes Slack deliver the event again.
+    return await _json(scope, receive, send, {"error": "could not record the event"}, 500)
+
+
+async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict[str, str]) -> bool:
+    """Record the event and act on it; False when it could not be recorded."""
     event_id = payload.get("event_id")
     event_id = str(event_id) if event_id else None
-    retry = request.headers.get("x-slack-retry-num")
-    with log_context(event_id=event_id):
-        if retry:
-            logger.info("slack retry %s (%s)", retry, request.headers.get("x-slack-retry-reason"))
-        return await _handle_event(runtime, payload, event_id)
-
-
-async def _handle_event(runtime: Runtime, payload: dict, event_id: str | None) -> Response:
     event = parse_event(payload)
     change: Change = None
     if isinstance(event, IncomingMessage):
-        identity = runtime.identity
         route = route_message(
             event,
-            bot_user_id=identity.user_id,
+            bot_user_id=runtime.identity.user_id,
             auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
         )
         change = NewMessage(event, route)
-    elif event is not None and not isinstance(event, MemberJoined):
-        change = event
-    try:
-        outcome = await runtime.recorder.record(event_id=event_id, change=change)
-    except Exception:
-        # Nothing was stored: a 500 makes Slack deliver the event again.
-        return _error(500, "could not record the event")
-    if outcome.duplicate:
-        logger.info("duplicate delivery acknowledged, not processed again")
-        return OK
-    if isinstance(change, NewMessage) and outcome.applied:
-        with log_context(channel=change.message.channel, thread_ts=change.route.conversation_ts):
+        context = log_context(
+            event_id=event_id, channel=event.channel, thread_ts=route.conversation_ts
+        )
+    else:
+        if event is not None and not isinstance(event, MemberJoined):
+            change = event
+        context = log_context(event_id=event_id)
+    with context:
+        retry = headers.get("x-slack-retry-num")
+        if retry:
+            logger.info("slack retry %s (%s)", retry, headers.get("x-slack-retry-reason"))
+        try:
+            outcome = await runtime.recorder.record(event_id=event_id, change=change)
+        except Exception:
+            return False
+        if outcome.duplicate:
+            logger.info("duplicate delivery acknowledged, not processed again")
+        elif isinstance(change, NewMessage) and outcome.applied:
             runtime.conversations.on_new_message(change.message, change.route)
             runtime.directory.note_people([change.message.user_id])
             logger.info("message %s routed to %s", change.message.ts, change.route.kind.value)
-    elif isinstance(event, MemberJoined) and event.user_id == runtime.identity.user_id:
-        logger.info("joined %s; fetching its recent history", event.channel)
-        runtime.directory.on_bot_joined(event.channel)
-    return OK
+        elif isinstance(event, MemberJoined) and event.user_id == runtime.identity.user_id:
+            logger.info("joined %s; fetching its recent history", event.channel)
+            runtime.directory.on_bot_joined(event.channel)
+    return True
 
 
-async def serve(scope: Scope, receive: Receive, send: Send) -> None:
-    response = await slack_events(Request(scope, receive))
-    await response(scope, receive, send)
+class _Endpoint:
+    """`serve` for FastAPI's router, which then answers 405 to other methods on the path."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await serve(scope, receive, send)
 
 
-route = Route(PATH, slack_events, methods=["POST"])  # the same, through FastAPI's router
+route = Route(PATH, _Endpoint(), methods=["POST"])
