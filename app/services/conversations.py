@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from app.db.models import Judgment
 from app.scheduler import JUDGMENT, REPLY, Timers
 from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage
@@ -15,6 +16,7 @@ from app.slack.events import IncomingMessage
 logger = logging.getLogger(__name__)
 
 JobFunc = Callable[..., Awaitable[Any]]
+JudgeFunc = Callable[..., Awaitable[Judgment | None]]
 
 
 def quiet_wait(min_wait: float, jitter_ratio: float) -> float:
@@ -27,7 +29,7 @@ class Conversations:
         self,
         *,
         timers: Timers,
-        judge: JobFunc,
+        judge: JudgeFunc,
         reply: JobFunc,
         min_wait: float,
         jitter_ratio: float,
@@ -74,6 +76,29 @@ class Conversations:
             if not message.thread_ts or job.kwargs.get("latest_ts") == anchor:
                 self._timers.cancel(kind, channel=message.channel, thread_ts="")
 
+    async def judge(self, **job: Any) -> Judgment | None:
+        """The judgment job: the decision (made wherever jobs run), then its reply timer."""
+        decision = await self._judge(**job)
+        self.after_judgment(decision)
+        return decision
+
+    def after_judgment(self, decision: Judgment | None) -> None:
+        """A decision to speak becomes a reply timer, unless the conversation moved on."""
+        if decision is None or not decision.should_respond or decision.reply_at is None:
+            return
+        channel, thread_ts = decision.channel, decision.thread_ts
+        if self._timers.pending(channel, thread_ts):
+            # A mention's reply, or a newer message's judgment, has taken over.
+            logger.info("the conversation moved on meanwhile; not scheduling a reply")
+            return
+        self.schedule_reply(
+            channel=channel,
+            thread_ts=thread_ts,
+            run_at=decision.reply_at,
+            latest_ts=decision.latest_ts,
+            reason="judgment",
+        )
+
     def schedule_judgment(
         self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str
     ) -> None:
@@ -82,7 +107,7 @@ class Conversations:
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,
-            func=self._judge,
+            func=self.judge,
             latest_ts=latest_ts,
         )
         logger.debug("judgment %s:%s at %.1f", channel, thread_ts, run_at)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -22,8 +21,6 @@ from app.services.locks import ConversationLocks
 from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
 
 logger = logging.getLogger(__name__)
-
-ScheduleReply = Callable[..., None]
 
 
 def skip_reason(context: Context, *, max_age: float) -> str | None:
@@ -52,8 +49,6 @@ class JudgmentService:
         llm: LLM,
         identity: Identity,
         locks: ConversationLocks,
-        schedule_reply: ScheduleReply,
-        timers_pending: Callable[[str, str], bool],
         max_age: float,
         max_delay: float,
     ) -> None:
@@ -62,13 +57,12 @@ class JudgmentService:
         self._llm = llm
         self._identity = identity
         self._locks = locks
-        self._schedule_reply = schedule_reply
-        self._timers_pending = timers_pending
         self._max_age = max_age
         self._max_delay = max_delay
 
     async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
-        """Judge the conversation; returns the stored decision, None when skipped."""
+        """Judge the conversation; returns the stored decision, None when skipped. Acting on
+        it (a reply timer) is the caller's: `Conversations.after_judgment`."""
         await self._identity.known.wait()  # "tomo spoke last" needs to know who tomo is
         async with self._locks.job(JUDGMENT, channel, thread_ts):
             try:
@@ -132,18 +126,6 @@ class JudgmentService:
             decision.delay_seconds,
             decision.reason,
         )
-        if decision.should_respond and decision.reply_at is not None:
-            if self._timers_pending(channel, thread_ts):
-                # A mention's reply, or a newer message's judgment, has taken over.
-                logger.info("the conversation moved on meanwhile; not scheduling a reply")
-            else:
-                self._schedule_reply(
-                    channel=channel,
-                    thread_ts=thread_ts,
-                    run_at=decision.reply_at,
-                    latest_ts=newest.ts,
-                    reason="judgment",
-                )
         return decision
 
     async def _store(self, decision: Judgment) -> bool:
