@@ -20,6 +20,7 @@ from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.recorder import Recorder
+from app.jobs import WorkerJobs
 from app.llm import LLM
 from app.scheduler import Timers
 from app.services.context import ContextBuilder, Persona
@@ -57,7 +58,18 @@ class Runtime:
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
+    worker: WorkerJobs | None = None  # None: jobs run inline, on this event loop
     background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def restore_timers(self) -> int:
+        """Every conversation still owed a judgment or a reply gets its timer back."""
+        async with self.sessions() as session:
+            return await restore_timers(
+                session,
+                self.conversations,
+                min_wait=self.settings.MIN_WAIT_SECONDS,
+                max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
+            )
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(coroutine, name=name)
@@ -79,9 +91,11 @@ def build_runtime(
     *,
     slack: SlackClient | None = None,
     timers: Timers | None = None,
+    worker: bool = False,
 ) -> Runtime:
     """Everything wired together; `slack` and `timers` may be replaced (the offline replay
-    passes a local Slack stand-in and timers that compress time)."""
+    passes a local Slack stand-in and timers that compress time). With `worker`, the timers'
+    judgment, reply and memory jobs run in a worker process (app.jobs) rather than inline."""
     sessions = session_factory(engine)
     if slack is None:
         slack = SlackClient(
@@ -109,10 +123,15 @@ def build_runtime(
         locks=locks,
         history_limit=settings.THREAD_HISTORY_LIMIT,
     )
+    jobs = (
+        WorkerJobs(settings, identity, on_restart=lambda: runtime.restore_timers())
+        if worker
+        else None
+    )
     conversations = Conversations(
         timers=timers,
-        judge=lambda **kw: judgment.run(**kw),
-        reply=reply.run,
+        judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
+        reply=jobs.reply if jobs else reply.run,
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
     )
@@ -123,13 +142,11 @@ def build_runtime(
         llm=llm,
         identity=identity,
         locks=locks,
-        schedule_reply=conversations.schedule_reply,
-        timers_pending=timers.pending,
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
     )
     directory = Directory(slack=slack, engine=engine, history_limit=settings.CHANNEL_MESSAGES_LIMIT)
-    return Runtime(
+    runtime = Runtime(
         settings=settings,
         engine=engine,
         sessions=sessions,
@@ -153,7 +170,9 @@ def build_runtime(
             short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
         ),
+        worker=jobs,
     )
+    return runtime
 
 
 async def _after_identity(runtime: Runtime) -> None:
@@ -174,32 +193,35 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     """Start everything (schema, recorder, timers, identity in the background); stop it all."""
     engine = create_engine(settings.DATABASE_URL)
     await upgrade_to_head(engine)
-    runtime = build_runtime(settings, engine)
+    runtime = build_runtime(settings, engine, worker=settings.JOB_WORKER == "process")
     runtime.recorder.start()
-    async with runtime.sessions() as session:
-        await restore_timers(
-            session,
-            runtime.conversations,
-            min_wait=settings.MIN_WAIT_SECONDS,
-            max_age=settings.MAX_MESSAGE_AGE_SECONDS,
-        )
+    await runtime.restore_timers()
+    if runtime.worker is not None:
+        await runtime.worker.start()
     runtime.timers.every(
         "directory", seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
     )
     runtime.timers.every("prune", seconds=3600.0, func=runtime.prune_seen_events)
     runtime.timers.every(
-        "memory", seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS, func=runtime.memory.run
+        "memory",
+        seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS,
+        func=runtime.worker.memory if runtime.worker else runtime.memory.run,
     )
     runtime.timers.start()
     runtime.spawn(_after_identity(runtime), "identity")
-    # LiteLLM's seconds of import start only now, so they do not delay the first request.
-    llm_module.preload()
-    runtime.spawn(_freeze_after_import(), "gc-freeze")
+    if runtime.worker is None:
+        # LiteLLM's seconds of import start only now, so they do not delay the first request.
+        llm_module.preload()
+        runtime.spawn(_freeze_after_import(), "gc-freeze")
+    else:
+        gc.freeze()  # LiteLLM is the worker's: everything this process needs is loaded
     try:
         yield runtime
     finally:
         gc.unfreeze()
         await runtime.timers.stop()
+        if runtime.worker is not None:
+            await runtime.worker.stop()
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)

@@ -59,6 +59,9 @@ class Settings(DatabaseSettings):
 
     LOG_LEVEL: str = "INFO"
     LOG_FORMAT: str = "text"
+    # Where judgment, reply and memory jobs run: "process" (a worker process of their own, so
+    # their CPU never delays an acknowledgement) or "inline" (on the acknowledging event loop).
+    JOB_WORKER: str = "process"
 
     @field_validator("AUTO_REPLY_CHANNELS", mode="before")
     @classmethod
@@ -80,6 +83,13 @@ class Settings(DatabaseSettings):
     def _check_format(cls, value: str) -> str:
         if value.lower() not in {"text", "json"}:
             raise ValueError("must be 'text' or 'json'")
+        return value.lower()
+
+    @field_validator("JOB_WORKER")
+    @classmethod
+    def _check_worker(cls, value: str) -> str:
+        if value.lower() not in {"process", "inline"}:
+            raise ValueError("must be 'process' or 'inline'")
         return value.lower()
 
     @field_validator("SLACK_API_URL")
@@ -110,6 +120,22 @@ class Settings(DatabaseSettings):
     def admin_token(self) -> str | None:
         token = self.ADMIN_TOKEN.get_secret_value() if self.ADMIN_TOKEN else ""
         return token or None
+
+
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """These settings as environment variables, secrets included, for a child process (the
+    job worker) to read back exactly; unset values are left out."""
+    environment = {}
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        elif isinstance(value, frozenset):
+            value = ",".join(sorted(value))
+        environment[name] = str(value)
+    return environment
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -258,6 +258,9 @@ def tomo_settings(
         "MAX_REPLY_DELAY_SECONDS": 5,
         "MEMORY_UPDATE_INTERVAL_SECONDS": 3600,
         "LOG_LEVEL": "DEBUG",
+        # Jobs on the test's own event loop, where a test can reach into them; the worker
+        # process (the default) has tests of its own in tests/test_worker.py.
+        "JOB_WORKER": "inline",
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -1,0 +1,214 @@
+"""The job worker's parent side: judgment, reply and memory jobs run in a process of their own.
+
+A reply costs tens of milliseconds of CPU (its context, LiteLLM, slack-sdk); on the event loop
+that acknowledges Slack's events it would hold up every acknowledgement behind it. With
+`JOB_WORKER=process` (the default) the timers stay here, in the one process that owns the
+scheduler, and each job that fires is handed to a child process (`python -m app.worker`) that
+has its own engine, Slack client and LiteLLM, and runs at a lower CPU priority: when the CPU is
+short, acknowledgements win.
+
+The two talk over a socket pair, one JSON object a line:
+  parent → child  {"op": "run", "id": 7, "kind": "reply", "kwargs": {...}, "me": {...}}
+                  {"op": "cancel", "id": 7}
+  child → parent  {"op": "done", "id": 7, "result": ...}   {"op": "failed", "id": 7, "error": "..."}
+The child exits when the socket closes, so it never outlives its parent. If it dies, the jobs it
+was running fail here, a new child starts, and the timers are restored from the database
+(`on_restart`), as after a restart of the whole service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from app.db.models import Judgment
+from app.services.identity import Identity
+from app.settings import Settings, settings_environment
+
+logger = logging.getLogger(__name__)
+
+JUDGMENT, REPLY, MEMORY = "judgment", "reply", "memory"
+STOP_WAIT_SECONDS = 5.0
+RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 15.0, 30.0)
+
+
+class WorkerError(Exception):
+    """A job did not complete in the worker: it failed there, or the worker went away."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode() + b"\n"
+
+
+class WorkerJobs:
+    """Runs jobs in the child process; the methods are what the timers call."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        identity: Identity,
+        *,
+        on_restart: Callable[[], Awaitable[Any]],
+    ) -> None:
+        self._settings = settings
+        self._identity = identity
+        self._on_restart = on_restart
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._connected = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.restarts = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self._connected.is_set()
+
+    async def start(self) -> None:
+        """Start the first worker; jobs sent before it is ready wait in the socket."""
+        await self._spawn()
+        self._supervisor = asyncio.create_task(self._supervise(), name="job-worker")
+
+    async def stop(self) -> None:
+        """Close the socket (the worker cancels what still runs and exits), then wait for it."""
+        self._stopping = True
+        if self._writer is not None:
+            self._writer.close()
+        process = self._process
+        if process is not None and process.returncode is None:
+            try:
+                await asyncio.wait_for(process.wait(), STOP_WAIT_SECONDS)
+            except TimeoutError:
+                logger.warning("job worker %d did not stop; killing it", process.pid)
+                process.kill()
+                await process.wait()
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+        self._fail_pending("tomo is stopping")
+
+    # -- what the timers call ---------------------------------------------------------------
+
+    async def judgment(self, **job: Any) -> Judgment | None:
+        decision = await self._job(JUDGMENT, job)
+        return Judgment.model_validate(decision) if decision else None
+
+    async def reply(self, **job: Any) -> list[str]:
+        return list(await self._job(REPLY, job) or [])
+
+    async def memory(self) -> None:
+        await self._job(MEMORY, {})
+
+    async def _job(self, kind: str, job: dict[str, Any]) -> Any:
+        try:
+            return await self.run(kind, job)
+        except WorkerError as error:
+            # The restart restores the timers from the database: this job comes back if owed.
+            logger.error("%s job lost: %s", kind, error)
+            return None
+
+    async def run(self, kind: str, kwargs: dict[str, Any]) -> Any:
+        """Run one job in the worker and return its result; cancelling this cancels it there."""
+        await self._identity.known.wait()  # the worker learns who tomo is from each job
+        await self._connected.wait()
+        identifier = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[identifier] = future
+        identity = self._identity
+        me = {"user_id": identity.user_id, "bot_id": identity.bot_id, "team_id": identity.team_id}
+        try:
+            self._send({"op": "run", "id": identifier, "kind": kind, "kwargs": kwargs, "me": me})
+            return await future
+        except asyncio.CancelledError:
+            self._send({"op": "cancel", "id": identifier})
+            raise
+        finally:
+            self._pending.pop(identifier, None)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self._writer is None or self._writer.is_closing():
+            raise WorkerError("the worker is not running")
+        self._writer.write(encode(message))
+
+    # -- the child process ----------------------------------------------------------------
+
+    async def _spawn(self) -> None:
+        ours, theirs = socket.socketpair()
+        environment = {k: v for k, v in os.environ.items() if k not in Settings.model_fields}
+        environment.update(settings_environment(self._settings))
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "app.worker",
+                str(theirs.fileno()),
+                pass_fds=(theirs.fileno(),),
+                env=environment,
+                stdin=asyncio.subprocess.DEVNULL,
+            )
+        finally:
+            theirs.close()
+        self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
+        self._connected.set()
+        logger.info("job worker started (pid %d)", self._process.pid)
+
+    async def _supervise(self) -> None:
+        delays = iter(RESTART_DELAYS)
+        while True:
+            started = time.monotonic()
+            if self._reader is not None:
+                await self._pump(self._reader)
+            self._connected.clear()
+            if self._writer is not None:
+                self._writer.close()
+            code = await self._process.wait() if self._process is not None else None
+            self._fail_pending(f"the worker exited with status {code}")
+            if self._stopping:
+                return
+            if time.monotonic() - started > 60:
+                delays = iter(RESTART_DELAYS)  # it had been running fine: restart promptly
+            delay = next(delays, RESTART_DELAYS[-1])
+            logger.error("job worker exited with status %s; a new one in %.1f s", code, delay)
+            await asyncio.sleep(delay)
+            await self._spawn()
+            self.restarts += 1
+            try:
+                await self._on_restart()
+            except Exception:
+                logger.exception("restoring the timers after the worker's restart failed")
+
+    async def _pump(self, reader: asyncio.StreamReader) -> None:
+        """Deliver the worker's answers until its end of the socket closes."""
+        while line := await reader.readline():
+            try:
+                message = json.loads(line)
+                future = self._pending.get(message["id"])
+            except (ValueError, KeyError, TypeError):
+                logger.error("unreadable line from the job worker: %r", line[:200])
+                continue
+            if future is None or future.done():
+                continue
+            if message.get("op") == "done":
+                future.set_result(message.get("result"))
+            else:
+                future.set_exception(WorkerError(f"failed in the worker: {message.get('error')}"))
+
+    def _fail_pending(self, why: str) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(WorkerError(why))

@@ -1,0 +1,127 @@
+"""The job worker process: `python -m app.worker FD`, started by app.jobs.WorkerJobs.
+
+It runs the judgment, reply and memory jobs its parent sends over the socket FD, with the same
+services the parent would use inline (its own engine, Slack client and LiteLLM), and answers
+each with its result. It ignores SIGTERM and SIGINT, which Heroku and a terminal send to the
+whole process group: the parent decides when jobs stop (it gives running ones a grace period),
+and the worker exits once the parent closes the socket, or dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from app import llm as llm_module
+from app.db.engine import create_engine
+from app.jobs import JUDGMENT, MEMORY, REPLY, encode
+from app.logs import log_context, setup_logging
+from app.runtime import Runtime, build_runtime
+from app.settings import load_settings
+
+logger = logging.getLogger(__name__)
+
+# Below the acknowledging process: when both want the CPU, Slack's 3-second deadline wins.
+NICENESS = 5
+
+
+async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
+    if kind == REPLY:
+        return await runtime.reply.run(**kwargs)
+    if kind == JUDGMENT:
+        decision = await runtime.judgment.run(**kwargs)
+        return decision.model_dump() if decision is not None else None
+    if kind == MEMORY:
+        await runtime.memory.run()
+        return None
+    raise ValueError(f"unknown job kind {kind!r}")
+
+
+def _learn(runtime: Runtime, me: dict[str, Any] | None) -> None:
+    identity = runtime.identity
+    if me and me.get("user_id") and not identity.known.is_set():
+        identity.user_id, identity.bot_id = me["user_id"], me.get("bot_id")
+        identity.team_id = me.get("team_id")
+        identity.known.set()
+
+
+class Worker:
+    def __init__(self, runtime: Runtime, writer: asyncio.StreamWriter) -> None:
+        self._runtime = runtime
+        self._writer = writer
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+
+    async def serve(self, reader: asyncio.StreamReader) -> None:
+        while line := await reader.readline():
+            try:
+                message = json.loads(line)
+                op, identifier = message["op"], int(message["id"])
+            except (ValueError, KeyError, TypeError):
+                logger.error("unreadable line from the parent: %r", line[:200])
+                continue
+            if op == "run":
+                _learn(self._runtime, message.get("me"))
+                task = asyncio.create_task(
+                    self._run(identifier, str(message.get("kind")), message.get("kwargs") or {})
+                )
+                self._tasks[identifier] = task
+                task.add_done_callback(functools.partial(self._forget, identifier))
+            elif op == "cancel" and identifier in self._tasks:
+                self._tasks[identifier].cancel()
+        # The parent closed the socket (it is stopping, or gone): nothing waits for these.
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    def _forget(self, identifier: int, _task: asyncio.Task[None]) -> None:
+        self._tasks.pop(identifier, None)
+
+    async def _run(self, identifier: int, kind: str, kwargs: dict[str, Any]) -> None:
+        try:
+            result = await _dispatch(self._runtime, kind, kwargs)
+            answer = {"op": "done", "id": identifier, "result": result}
+        except Exception as error:
+            with log_context(job_id=f"{kind}:{kwargs.get('channel')}:{kwargs.get('thread_ts')}"):
+                logger.exception("%s job failed in the worker", kind)
+            answer = {"op": "failed", "id": identifier, "error": f"{type(error).__name__}: {error}"}
+        if not self._writer.is_closing():
+            self._writer.write(encode(answer))
+
+
+async def main(fd: int) -> None:
+    settings = load_settings()
+    setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
+    engine = create_engine(settings.DATABASE_URL)
+    runtime = build_runtime(settings, engine)
+    llm_module.preload()
+    reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
+    logger.info("job worker ready (pid %d)", os.getpid())
+    try:
+        await Worker(runtime, writer).serve(reader)
+    finally:
+        writer.close()
+        await runtime.slack.close()
+        await runtime.directory.close()
+        await engine.dispose()
+        logger.info("job worker stopped")
+
+
+def run() -> None:
+    for name in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(name, signal.SIG_IGN)
+    try:
+        os.nice(NICENESS)
+    except OSError:
+        pass
+    asyncio.run(main(int(sys.argv[1])))
+
+
+if __name__ == "__main__":
+    run()

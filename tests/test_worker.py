@@ -1,0 +1,101 @@
+"""Jobs in the worker process (JOB_WORKER=process, the default): the same replies and
+judgments as inline, from another process, which is replaced if it dies."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
+from tests.fakes import FakeModel, FakeSlack
+from tests.services.test_reply import answer_by_purpose
+
+IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
+
+
+async def test_a_mention_is_answered_from_the_worker_process(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, reply="hi from the worker")
+    async with start_tomo(JOB_WORKER="process") as tomo:
+        worker = tomo.runtime.worker
+        assert worker is not None and worker.pid not in (None, os.getpid())
+        ts = await tomo.message("<@UBOT> hello?")
+        await slack.wait_for_posts(1, timeout=IMPORT_TIMEOUT)
+        await wait_for(
+            lambda: tomo.rows(
+                "SELECT 1 FROM reply WHERE trigger_ts = :ts AND status = 'posted'", ts=ts
+            ),
+            timeout=5,
+            what="the claim marked posted",
+        )
+        claims = await tomo.rows("SELECT status FROM reply")
+        calls = await tomo.rows("SELECT purpose, success FROM llm_call")
+    [post] = slack.posts()
+    assert post["text"] == "hi from the worker" and post["thread_ts"] == ts
+    assert claims == [{"status": "posted"}]
+    assert [(c["purpose"], bool(c["success"])) for c in calls] == [("reply", True)]
+
+
+async def test_a_judgment_in_the_worker_sets_the_reply_timer_here(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=0), reply="joining in")
+    async with start_tomo(JOB_WORKER="process", MIN_WAIT_SECONDS=0.1) as tomo:
+        await tomo.message("does anyone know a good ramen place?")
+        await slack.wait_for_posts(1, timeout=IMPORT_TIMEOUT)
+        decisions = await tomo.rows("SELECT should_respond, valid FROM judgment")
+    assert [purpose_of(r) for r in model.requests] == ["judgment", "reply"]
+    assert [p["text"] for p in slack.posts()] == ["joining in"]
+    assert len(decisions) == 1 and decisions[0]["should_respond"]
+
+
+async def test_a_worker_killed_mid_reply_is_replaced_and_the_reply_still_comes_once(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, reply="here after all")
+    model.delay(5.0)  # the first reply request hangs until the worker is gone
+    async with start_tomo(JOB_WORKER="process") as tomo:
+        worker = tomo.runtime.worker
+        assert worker is not None and worker.pid is not None
+        first = worker.pid
+        await tomo.message("<@UBOT> are you there?")
+        await model.wait_for_requests(1, timeout=IMPORT_TIMEOUT)
+        os.kill(first, signal.SIGKILL)
+        await slack.wait_for_posts(1, timeout=IMPORT_TIMEOUT)
+        await asyncio.sleep(0.5)  # room for a second post, were there one
+        assert worker.restarts == 1 and worker.pid not in (None, first)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=5,
+            what="the claim marked posted",
+        )
+        claims = await tomo.rows("SELECT status FROM reply")
+    assert [p["text"] for p in slack.posts()] == ["here after all"]
+    assert claims == [{"status": "posted"}]
+
+
+async def test_stopping_waits_for_the_reply_running_in_the_worker(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, reply="just in time")
+    async with start_tomo(JOB_WORKER="process") as tomo:
+        worker = tomo.runtime.worker
+        assert worker is not None
+        model.delay(0.5)
+        await tomo.message("<@UBOT> one more thing")
+        await model.wait_for_requests(1, timeout=IMPORT_TIMEOUT)
+        pid = worker.pid
+    # The service stopped only after the reply was posted, and its worker with it.
+    assert [p["text"] for p in slack.posts()] == ["just in time"]
+    assert pid is not None
+    await wait_for(lambda: not _alive(pid), timeout=5, what="the worker to exit")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
