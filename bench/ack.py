@@ -54,6 +54,7 @@ class Server:
     latencies: list[float] = field(default_factory=list)
     elapsed: float = 0.0
     cpu: float = 0.0
+    cpu_children: float = 0.0  # tomo's job worker
 
     @property
     def rate(self) -> float:
@@ -68,14 +69,22 @@ class Server:
             f"  ({answered} answered"
             f" in {self.elapsed:.2f} s; server CPU {self.cpu / self.elapsed:.0%} of a core,"
             f" {self.cpu / max(1, answered) * 1e6:.0f} µs a request"
+            + (
+                f"; job worker {self.cpu_children / self.elapsed:.0%} of a core"
+                if self.cpu_children
+                else ""
+            )
             + (f"; non-200: {others})" if others else ")")
         )
 
 
 async def saturate(server: Server, deliveries: list[Delivery], connections: int) -> None:
-    before = cpu_seconds(server.process.pid)
+    pid = server.process.pid
+    before, family = cpu_seconds(pid), cpu_seconds(pid, family=True)
     result = await loadgen.saturate(server.port, deliveries, connections=connections)
-    server.cpu += cpu_seconds(server.process.pid) - before
+    used = cpu_seconds(pid)
+    server.cpu += used - before
+    server.cpu_children += cpu_seconds(pid, family=True) - used - (family - before)
     server.statuses += result.statuses
     server.latencies += result.latencies
     server.elapsed += result.elapsed

@@ -134,25 +134,47 @@ def wait_ready(process: subprocess.Popen[bytes], url: str, *, timeout: float = 6
     raise RuntimeError(f"{url} did not answer 200 within {timeout} s")
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def children(pid: int) -> list[int]:
+    """The live child processes of `pid` (tomo's job worker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
 
 
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def cpu_seconds(pid: int, *, family: bool = False) -> float:
+    """CPU time of the process; with `family`, of its live children too."""
+    pids = [pid, *children(pid)] if family else [pid]
+    total = 0.0
+    for each in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def rss_mib(pid: int, *, family: bool = False) -> float:
+    """Resident memory of the process; with `family`, of its live children too."""
+    total = 0.0
+    for each in [pid, *children(pid)] if family else [pid]:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{each}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+    return total
 
 
 def wait_idle(pid: int, *, below: float = 0.05, timeout: float = 60.0) -> None:
-    """Wait until the process uses less than `below` of a core (LiteLLM loaded, warm-up done)."""
+    """Wait until the process and its children use less than `below` of a core (LiteLLM
+    loaded, warm-up and replies done)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        before = cpu_seconds(pid)
+        before = cpu_seconds(pid, family=True)
         time.sleep(0.5)
-        if (cpu_seconds(pid) - before) / 0.5 < below:
+        if (cpu_seconds(pid, family=True) - before) / 0.5 < below:
             return
     raise RuntimeError(f"process {pid} did not settle within {timeout} s")
 

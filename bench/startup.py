@@ -40,7 +40,7 @@ def start_once(env: dict[str, str], log: Path) -> tuple[float, float, float]:
         seconds = time.perf_counter() - started
         ready_rss = rss_mib(process.pid)
         wait_idle(process.pid)
-        return seconds, ready_rss, rss_mib(process.pid)
+        return seconds, ready_rss, rss_mib(process.pid, family=True)
     finally:
         stop(process)
 
@@ -67,11 +67,12 @@ def main() -> None:
         idle.append(idle_rss)
         print(
             f"run {run + 1}: {seconds:.3f} s to the first 200, RSS {ready_rss:.0f} MiB then, "
-            f"{idle_rss:.0f} MiB once LiteLLM is loaded"
+            f"{idle_rss:.0f} MiB with the job worker once it has loaded LiteLLM"
         )
     print(
         f"start-up min {min(times):.3f} s, median {median(times):.3f} s, max {max(times):.3f} s; "
-        f"RSS at first 200 median {median(ready):.0f} MiB, idle {median(idle):.0f} MiB"
+        f"RSS at first 200 median {median(ready):.0f} MiB, idle with the worker "
+        f"{median(idle):.0f} MiB"
     )
     print(f"startup median_s={median(times):.2f} rss_mib={median(ready):.0f}")
 
