@@ -65,7 +65,9 @@ async def test_a_worker_killed_mid_reply_is_replaced_and_the_reply_still_comes_o
         os.kill(first, signal.SIGKILL)
         await slack.wait_for_posts(1, timeout=IMPORT_TIMEOUT)
         await asyncio.sleep(0.5)  # room for a second post, were there one
-        assert worker.restarts == 1 and worker.pid not in (None, first)
+        health = (await tomo.client.get("/healthz")).json()["job_worker"]
+        assert health["restarts"] == 1 and health["pid"] not in (None, first)
+        assert health["state"] == "running"
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
             timeout=5,

@@ -24,6 +24,20 @@ async def _database_ok(runtime: Runtime) -> bool:
     return True
 
 
+def _worker(runtime: Runtime) -> dict[str, object]:
+    """Where jobs run; a worker process being replaced is reported, not unhealthy: the
+    acknowledgements, which Slack's deadline is about, go on meanwhile."""
+    worker = runtime.worker
+    if worker is None:
+        return {"mode": "inline"}
+    return {
+        "mode": "process",
+        "state": "running" if worker.alive else "restarting",
+        "pid": worker.pid,
+        "restarts": worker.restarts,
+    }
+
+
 @router.get("/healthz")
 async def healthz(request: Request) -> JSONResponse:
     runtime: Runtime = request.app.state.runtime
@@ -39,5 +53,6 @@ async def healthz(request: Request) -> JSONResponse:
             JUDGMENT: runtime.timers.count(JUDGMENT),
             REPLY: runtime.timers.count(REPLY),
         },
+        "job_worker": _worker(runtime),
     }
     return JSONResponse(body, status_code=200 if healthy else 503)

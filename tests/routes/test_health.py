@@ -23,6 +23,7 @@ async def test_healthy_service_reports_database_scheduler_and_pending_jobs(
     assert body["status"] == "ok"
     assert body["database"] == "ok" and body["scheduler"] == "running"
     assert body["pending_jobs"] == {"judgment": 1, "reply": 0}
+    assert body["job_worker"] == {"mode": "inline"}
 
 
 async def test_unreachable_database_gives_503_and_recovery_gives_200(
