@@ -9,6 +9,7 @@ import signal
 
 from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
+from tests.services.test_memory import Answers, some_talk
 from tests.services.test_reply import answer_by_purpose
 
 IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
@@ -101,3 +102,21 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def test_the_periodic_memory_job_runs_in_the_worker(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    Answers(model)
+    async with start_tomo(
+        JOB_WORKER="process", MIN_WAIT_SECONDS=60, MEMORY_UPDATE_INTERVAL_SECONDS=0.5
+    ) as tomo:
+        await some_talk(tomo)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM memory WHERE scope = 'workspace'"),
+            timeout=IMPORT_TIMEOUT,
+            what="memories written by the worker",
+        )
+        kinds = {(r["scope"], r["kind"]) for r in await tomo.rows("SELECT * FROM memory")}
+    assert ("thread", "summary") in kinds and ("channel", "long_term") in kinds
+    assert all(purpose_of(r) == "memory" for r in model.requests)
