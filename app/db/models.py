@@ -35,11 +35,10 @@ class Person(SQLModel, table=True):
 class Message(SQLModel, table=True):
     """One Slack message, thread replies included, keyed by (channel, ts)."""
 
+    # Every stored message updates each index, on the ack path: only those queries use.
     __table_args__ = (
-        Index("ix_message_thread", "channel", "thread_ts", "ts"),
-        Index("ix_message_conversation", "channel", "conversation_ts", "ts"),
-        Index("ix_message_route", "route", "created_at"),
-        Index("ix_message_created", "created_at"),
+        Index("ix_message_thread", "channel", "thread_ts", "ts"),  # threads, context
+        Index("ix_message_created", "created_at"),  # recovery, memory windows
     )
 
     channel: str = Field(primary_key=True, max_length=32)
