@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy.orm import aliased
-from sqlmodel import and_, case, col, func, or_, select
+from sqlalchemy import Select, Table, and_, bindparam, case, false, func, or_, select
+from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, Memory, Message, Person
@@ -87,6 +88,85 @@ def split_channel(
     return ChannelMessages(channel.id, channel.name or channel.id, top, thread_messages)
 
 
+def _table(model: type[SQLModel]) -> Table:
+    return model.__table__  # type: ignore[attr-defined,no-any-return]
+
+
+MESSAGES, CHANNELS, PEOPLE, MEMORIES = (_table(m) for m in (Message, Channel, Person, Memory))
+_M = MESSAGES.c
+_CHAT_COLUMNS = (_M.ts, _M.thread_ts, _M.user_id, _M.bot_id, _M.text, _M.created_at, _M.edited_at)
+# Built once, with bind parameters: a context is built for every judgment and reply, and
+# building these expressions (and their cache keys) anew cost more than running them.
+# Rows come back as Core rows, not ORM objects, which cost ~25 µs each to make.
+_RECENT = (
+    select(*_CHAT_COLUMNS)
+    .where(_M.channel == bindparam("channel"), _M.deleted == false())
+    .order_by(_M.ts.desc())
+    .limit(bindparam("limit"))
+)
+_TARGET_THREAD = (
+    select(*_CHAT_COLUMNS)
+    .where(_M.deleted == false())
+    # Each branch names the channel so both use an index (ix_message_thread, the primary
+    # key); `channel = ? AND (a OR b)` scans the whole channel.
+    .where(
+        or_(
+            and_(_M.channel == bindparam("channel"), _M.thread_ts == bindparam("thread")),
+            and_(_M.channel == bindparam("channel"), _M.ts == bindparam("thread")),
+        )
+    )
+    .order_by(_M.ts.desc())
+    .limit(TARGET_THREAD_LIMIT)
+)
+_CHANNELS = select(CHANNELS).where(CHANNELS.c.id.in_(bindparam("ids", expanding=True)))
+_PEOPLE = select(PEOPLE).where(PEOPLE.c.id.in_(bindparam("ids", expanding=True)))
+
+
+def _memories_statement() -> Select[Any]:
+    """The memories a prompt may use, most wanted first, in one query and a bounded number
+    of rows: the workspace's, this channel's, its recent threads', then those of public
+    channels active lately, the most recent first."""
+    memory, channel = MEMORIES.c, CHANNELS.c
+    public = select(channel.id).where(channel.is_private == false(), channel.is_im == false())
+    here = and_(memory.scope == "channel", memory.scope_id == bindparam("channel"))
+    rank = case((memory.scope == "workspace", 0), (here, 1), (memory.scope == "thread", 2), else_=3)
+    position = func.row_number().over(partition_by=rank, order_by=memory.source_ts.desc())
+    ranked = (
+        select(MEMORIES, rank.label("rank"), position.label("position"))
+        .where(
+            or_(
+                memory.scope == "workspace",
+                here,
+                and_(
+                    memory.scope == "channel",
+                    memory.source_ts >= bindparam("active_since"),
+                    memory.scope_id.in_(public),
+                ),
+                and_(
+                    memory.scope == "thread",
+                    memory.scope_id.like(bindparam("threads_like"), escape="/"),
+                    memory.source_ts >= bindparam("thread_since"),
+                ),
+            )
+        )
+        .subquery()
+    )
+    most = case((ranked.c.rank == 2, THREAD_MEMORY_LIMIT), else_=2 * CHANNEL_MEMORY_LIMIT)
+    return (
+        select(*(ranked.c[column.name] for column in MEMORIES.c))
+        .where(ranked.c.position <= most)
+        .order_by(ranked.c.rank, ranked.c.source_ts.desc())
+    )
+
+
+_MEMORIES = _memories_statement()
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return escaped + "%"
+
+
 class ContextBuilder:
     def __init__(
         self,
@@ -111,39 +191,32 @@ class ContextBuilder:
         now: float | None = None,
     ) -> Context:
         now = time.time() if now is None else now
-        memories = await self._memories(session, channel_id=channel_id, now=now)
-        wanted = {channel_id} | {m.scope_id for m in memories if m.scope == "channel"}
-        channels = {
-            c.id: c
-            for c in (await session.exec(select(Channel).where(Channel.id.in_(wanted)))).all()  # type: ignore[call-overload,attr-defined]
-        }
-        channel = channels.get(channel_id) or Channel(id=channel_id, name=channel_id)
-        recent = (
-            await session.exec(  # type: ignore[call-overload]
-                select(Message)
-                .where(Message.channel == channel_id, Message.deleted == False)  # noqa: E712
-                .order_by(Message.ts.desc())  # type: ignore[attr-defined]
-                .limit(self._limit)
+        connection = await session.connection()
+        memories: Sequence[Memory] = (
+            await connection.execute(
+                _MEMORIES,
+                {
+                    "channel": channel_id,
+                    "active_since": f"{now - self._active_days * 86400:.6f}",
+                    "thread_since": f"{now - self._thread_days * 86400:.6f}",
+                    "threads_like": _like_prefix(f"{channel_id}:"),
+                },
             )
-        ).all()
+        ).all()  # type: ignore[assignment]
+        wanted = {channel_id} | {m.scope_id for m in memories if m.scope == "channel"}
+        found = await connection.execute(_CHANNELS, {"ids": sorted(wanted)})
+        channels: dict[str, Channel] = {c.id: c for c in found.all()}  # type: ignore[misc]
+        channel = channels.get(channel_id) or Channel(id=channel_id, name=channel_id)
+        recent: Sequence[Message] = (
+            await connection.execute(_RECENT, {"channel": channel_id, "limit": self._limit})
+        ).all()  # type: ignore[assignment]
         target_rows: Sequence[Message] = ()
         if thread_ts:
             target_rows = (
-                await session.exec(  # type: ignore[call-overload]
-                    select(Message)
-                    .where(Message.deleted == False)  # noqa: E712
-                    # Each branch names the channel so both use an index (ix_message_thread,
-                    # the primary key); `channel = ? AND (a OR b)` scans the whole channel.
-                    .where(
-                        or_(
-                            (Message.channel == channel_id) & (Message.thread_ts == thread_ts),
-                            (Message.channel == channel_id) & (Message.ts == thread_ts),
-                        )
-                    )
-                    .order_by(Message.ts.desc())  # type: ignore[attr-defined]
-                    .limit(TARGET_THREAD_LIMIT)
+                await connection.execute(
+                    _TARGET_THREAD, {"channel": channel_id, "thread": thread_ts}
                 )
-            ).all()
+            ).all()  # type: ignore[assignment]
         user_ids = {r.user_id for r in (*recent, *target_rows) if r.user_id}
         people = await load_people(session, user_ids)
 
@@ -166,49 +239,11 @@ class ContextBuilder:
             thread_memories=recalled.threads,
         )
 
-    async def _memories(
-        self, session: AsyncSession, *, channel_id: str, now: float
-    ) -> Sequence[Memory]:
-        """The memories a prompt may use, most wanted first, in one query and a bounded number
-        of rows: the workspace's, this channel's, its recent threads', then those of public
-        channels active lately, the most recent first."""
-        active_since = f"{now - self._active_days * 86400:.6f}"
-        thread_since = f"{now - self._thread_days * 86400:.6f}"
-        public = select(Channel.id).where(
-            col(Channel.is_private).is_(False), col(Channel.is_im).is_(False)
-        )
-        scope, scope_id, source_ts = col(Memory.scope), col(Memory.scope_id), col(Memory.source_ts)
-        here = and_(scope == "channel", scope_id == channel_id)
-        rank = case((scope == "workspace", 0), (here, 1), (scope == "thread", 2), else_=3)
-        position = func.row_number().over(partition_by=rank, order_by=source_ts.desc())
-        ranked = (
-            select(Memory, rank.label("rank"), position.label("position"))
-            .where(
-                or_(
-                    scope == "workspace",
-                    here,
-                    and_(scope == "channel", source_ts >= active_since, scope_id.in_(public)),
-                    and_(
-                        scope == "thread",
-                        scope_id.startswith(f"{channel_id}:", autoescape=True),
-                        source_ts >= thread_since,
-                    ),
-                )
-            )
-            .subquery()
-        )
-        row = aliased(Memory, ranked)
-        most = case((ranked.c.rank == 2, THREAD_MEMORY_LIMIT), else_=2 * CHANNEL_MEMORY_LIMIT)
-        statement = (
-            select(row)
-            .where(ranked.c.position <= most)
-            .order_by(ranked.c.rank, ranked.c.source_ts.desc())
-        )
-        return (await session.exec(statement)).all()  # type: ignore[call-overload]
-
 
 async def load_people(session: AsyncSession, user_ids: set[str]) -> dict[str, Person]:
+    """The people with these ids, as rows with Person's fields."""
     if not user_ids:
         return {}
-    rows = await session.exec(select(Person).where(Person.id.in_(user_ids)))  # type: ignore[call-overload,attr-defined]
-    return {p.id: p for p in rows.all()}
+    connection = await session.connection()
+    rows = await connection.execute(_PEOPLE, {"ids": sorted(user_ids)})
+    return {p.id: p for p in rows.all()}  # type: ignore[misc]
