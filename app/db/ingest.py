@@ -1,18 +1,24 @@
 """What one group commit writes: the batch's event ids, its new messages, its edits and deletes.
 
-`write_batch` is plain synchronous SQLAlchemy Core so it runs unchanged on the recorder's
-SQLite writer thread and, through `run_sync`, on an async connection (PostgreSQL).
+`write_batch` is synchronous SQLAlchemy so it runs unchanged on the recorder's SQLite writer
+thread and, through `run_sync`, on an async connection (PostgreSQL). On SQLite its two bulk
+inserts are SQL text with the rows' values as one flat tuple: SQLAlchemy Core's per-row
+parameter processing cost as much CPU as SQLite's own work, on the thread that shares the GIL
+with every acknowledgement.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
@@ -42,6 +48,12 @@ class Delivery:
     change: Change
 
 
+# The three outcomes there are, built once.
+APPLIED = Outcome(duplicate=False, applied=True)
+NOT_APPLIED = Outcome(duplicate=False, applied=False)
+DUPLICATE = Outcome(duplicate=True, applied=False)
+
+
 def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
     return {
         "channel": message.channel,
@@ -61,16 +73,51 @@ def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
     }
 
 
+MESSAGE_COLUMNS = tuple(Message.__table__.columns.keys())  # type: ignore[attr-defined]
+_message_values = operator.itemgetter(*MESSAGE_COLUMNS)
+
+
+@functools.lru_cache(maxsize=64)
+def _sqlite_insert(table: str, columns: tuple[str, ...], returning: str, rows: int) -> str:
+    """INSERT of `rows` rows, ignoring conflicts, returning the key of those stored."""
+    values = ",".join(["(" + ",".join("?" * len(columns)) + ")"] * rows)
+    return (
+        f"INSERT INTO {table} ({','.join(columns)}) VALUES {values} "
+        f"ON CONFLICT DO NOTHING RETURNING {returning}"
+    )
+
+
+def _store_event_ids(connection: Connection, event_ids: list[str], now: float) -> set[str]:
+    """The event ids not seen before, now stored."""
+    if connection.dialect.name == "sqlite":
+        sql = _sqlite_insert("seen_event", ("event_id", "received_at"), "event_id", len(event_ids))
+        parameters = tuple(chain.from_iterable((event_id, now) for event_id in event_ids))
+        return {row[0] for row in connection.exec_driver_sql(sql, parameters)}
+    seen = postgresql.insert(SeenEvent).on_conflict_do_nothing().returning(col(SeenEvent.event_id))
+    rows = [{"event_id": event_id, "received_at": now} for event_id in event_ids]
+    return set(connection.execute(seen, rows).scalars())
+
+
+def _store_messages(connection: Connection, messages: list[NewMessage]) -> set[tuple[str, str]]:
+    """The (channel, ts) of the messages not stored before, now stored."""
+    rows = [message_row(n.message, n.route) for n in messages]
+    if connection.dialect.name == "sqlite":
+        sql = _sqlite_insert("message", MESSAGE_COLUMNS, "channel, ts", len(rows))
+        parameters = tuple(chain.from_iterable(map(_message_values, rows)))
+        return {(row[0], row[1]) for row in connection.exec_driver_sql(sql, parameters)}
+    stored = (
+        postgresql.insert(Message)
+        .on_conflict_do_nothing()
+        .returning(col(Message.channel), col(Message.ts))
+    )
+    return {(row[0], row[1]) for row in connection.execute(stored, rows)}
+
+
 def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float) -> list[Outcome]:
     """Apply the deliveries in order, in the caller's transaction: one INSERT .. ON CONFLICT DO
     NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit."""
-    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
-    fresh: set[str] = set()
-    if event_ids:
-        seen = insert(SeenEvent).on_conflict_do_nothing().returning(col(SeenEvent.event_id))
-        rows = [{"event_id": event_id, "received_at": now} for event_id in event_ids]
-        fresh = set(connection.execute(seen, rows).scalars())
+    fresh = _store_event_ids(connection, event_ids, now) if event_ids else set()
     live: list[bool] = []
     for delivery in batch:
         live.append(delivery.event_id is None or delivery.event_id in fresh)
@@ -83,20 +130,12 @@ def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float
             key = (delivery.change.message.channel, delivery.change.message.ts)
             if key not in new_messages or delivery.change.message.app_mention:
                 new_messages[key] = delivery.change
-    inserted: set[tuple[str, str]] = set()
-    if new_messages:
-        stored = (
-            insert(Message)
-            .on_conflict_do_nothing()
-            .returning(col(Message.channel), col(Message.ts))
-        )
-        messages = [message_row(n.message, n.route) for n in new_messages.values()]
-        inserted = {(row[0], row[1]) for row in connection.execute(stored, messages)}
+    inserted = _store_messages(connection, list(new_messages.values())) if new_messages else set()
 
     return [
-        Outcome(duplicate=False, applied=_apply(connection, d.change, inserted, new_messages))
+        (APPLIED if _apply(connection, d.change, inserted, new_messages) else NOT_APPLIED)
         if ok
-        else Outcome(duplicate=True, applied=False)
+        else DUPLICATE
         for d, ok in zip(batch, live, strict=True)
     ]
 
