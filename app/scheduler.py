@@ -1,4 +1,4 @@
-"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store.
+"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store of our own.
 
 Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
 `reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
@@ -8,6 +8,7 @@ a cache: the database stays the truth and `app.services.recovery` rebuilds it at
 from __future__ import annotations
 
 import asyncio
+import bisect
 import inspect
 import logging
 import time
@@ -17,8 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apscheduler.job import Job
-from apscheduler.jobstores.base import JobLookupError
-from apscheduler.jobstores.memory import MemoryJobStore
+from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError, JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
 
@@ -46,11 +46,76 @@ class Timer:
     latest_ts: str | None
 
 
+def _timestamp(when: datetime | None) -> float:
+    return float("inf") if when is None else when.timestamp()  # a paused job comes last
+
+
+class TimerStore(BaseJobStore):  # type: ignore[misc]
+    """APScheduler's memory job store, with its bookkeeping in C: jobs by id in a dict, their
+    order a sorted list of (epoch seconds, id) kept with bisect. MemoryJobStore bisects in
+    Python and converts every time through a time tuple, a twentieth of an acknowledgement
+    when each message moves its conversation's timer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._jobs: dict[str, tuple[Job, float]] = {}
+        self._order: list[tuple[float, str]] = []
+
+    def lookup_job(self, job_id: str) -> Job | None:
+        entry = self._jobs.get(job_id)
+        return entry[0] if entry is not None else None
+
+    def get_due_jobs(self, now: datetime) -> list[Job]:
+        limit = now.timestamp()
+        due = []
+        for timestamp, identifier in self._order:
+            if timestamp > limit:
+                break
+            due.append(self._jobs[identifier][0])
+        return due
+
+    def get_next_run_time(self) -> datetime | None:
+        return self._jobs[self._order[0][1]][0].next_run_time if self._order else None
+
+    def get_all_jobs(self) -> list[Job]:
+        return [self._jobs[identifier][0] for _, identifier in self._order]
+
+    def add_job(self, job: Job) -> None:
+        if job.id in self._jobs:
+            raise ConflictingIdError(job.id)
+        timestamp = _timestamp(job.next_run_time)
+        bisect.insort(self._order, (timestamp, job.id))
+        self._jobs[job.id] = (job, timestamp)
+
+    def update_job(self, job: Job) -> None:
+        entry = self._jobs.get(job.id)
+        if entry is None:
+            raise JobLookupError(job.id)
+        timestamp = _timestamp(job.next_run_time)
+        if timestamp != entry[1]:
+            del self._order[bisect.bisect_left(self._order, (entry[1], job.id))]
+            bisect.insort(self._order, (timestamp, job.id))
+        self._jobs[job.id] = (job, timestamp)
+
+    def remove_job(self, job_id: str) -> None:
+        entry = self._jobs.pop(job_id, None)
+        if entry is None:
+            raise JobLookupError(job_id)
+        del self._order[bisect.bisect_left(self._order, (entry[1], job_id))]
+
+    def remove_all_jobs(self) -> None:
+        self._jobs.clear()
+        self._order.clear()
+
+    def shutdown(self) -> None:
+        self.remove_all_jobs()
+
+
 class Timers:
     def __init__(self) -> None:
         # The store is held here too: the ack path looks jobs up and moves them in it directly,
         # once the scheduler runs (before that, APScheduler keeps added jobs aside).
-        self._store = MemoryJobStore()
+        self._store = TimerStore()
         self.scheduler = AsyncIOScheduler(
             timezone=UTC,
             jobstores={"default": self._store},
@@ -130,14 +195,16 @@ class Timers:
         if pending is not None and pending.args == (func,) and pending.next_run_time is not None:
             # Moving a pending timer, as every message of a busy conversation does, in the
             # store itself: modify_job would validate every field again and wake the scheduler,
-            # together a sixth of an acknowledgement. A timer moved later needs no wake-up (at
-            # worst the scheduler wakes at the old time, finds nothing due and sleeps on).
-            earlier = run_date < pending.next_run_time
+            # together a sixth of an acknowledgement. The scheduler's next wake-up is never
+            # later than the earliest timer in the store, so a timer moved to that time or
+            # later needs none (at worst the scheduler wakes early, finds nothing due and
+            # sleeps on).
+            earliest = self._store.get_next_run_time()
             pending.kwargs = details
             pending.trigger = trigger
             pending.next_run_time = run_date
             self._store.update_job(pending)
-            if earlier:
+            if earliest is None or run_date < earliest:
                 self.scheduler.wakeup()
             return
         self.scheduler.add_job(

@@ -92,3 +92,29 @@ async def test_cancelling_a_timer_that_is_not_there_answers_false() -> None:
         assert timers.get(JUDGMENT, channel="C1", thread_ts="") is None
     finally:
         timers.shutdown()
+
+
+async def test_timers_run_in_the_order_of_their_latest_times() -> None:
+    ran: list[str] = []
+
+    async def judge(**kwargs: Any) -> None:
+        ran.append(kwargs["channel"])
+
+    timers = Timers()
+    timers.start()
+    now = time.time()
+    try:
+        for channel, delay in (("C1", 0.1), ("C2", 0.2), ("C3", 0.3), ("C1", 0.4), ("C3", 0.05)):
+            timers.set(
+                JUDGMENT,
+                channel=channel,
+                thread_ts="",
+                run_at=now + delay,
+                func=judge,
+                latest_ts="1.1",
+            )
+        assert [t.channel for t in timers.list()] == ["C3", "C2", "C1"]
+        await asyncio.sleep(0.6)
+    finally:
+        timers.shutdown()
+    assert ran == ["C3", "C2", "C1"]
