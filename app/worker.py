@@ -99,6 +99,12 @@ async def main(fd: int) -> None:
     settings = load_settings()
     setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
     engine = create_engine(settings.DATABASE_URL)
+    if engine.dialect.name == "sqlite":
+        # Every statement its own transaction (the worker's writes are single statements): a
+        # transaction spanning turns of this busy, lower-priority event loop would hold
+        # SQLite's one write lock for tens of milliseconds, and the web process's commits,
+        # waiting on it with SQLite's growing sleeps, would take seconds to acknowledge.
+        engine = engine.execution_options(isolation_level="AUTOCOMMIT")
     runtime = build_runtime(settings, engine)
     llm_module.preload()
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
