@@ -42,7 +42,7 @@ from bench.common import (
     wait_idle,
     wait_ready,
 )
-from bench.events import Delivery, Workspace
+from bench.events import BOT_USER, MENTION, Delivery, Workspace
 
 
 @dataclass
@@ -103,6 +103,37 @@ def lost(database: Path, deliveries: Sequence[Delivery], statuses: Sequence[int]
     )
 
 
+def reply_latencies(database: Path, deliveries: Sequence[Delivery]) -> tuple[list[float], int]:
+    """(seconds from receiving each mention to tomo's reply in its thread, mentions with no
+    reply), from tomo's database: how long the people who asked waited."""
+    received: dict[tuple[str, str], float] = {}
+    latencies, unanswered = [], 0
+    with sqlite3.connect(database) as db:
+        for delivery in deliveries:
+            if delivery.kind != MENTION:
+                continue
+            row = db.execute(
+                "SELECT received_at FROM seen_event WHERE event_id = ?", (delivery.event_id,)
+            ).fetchone()
+            key = (delivery.channel, delivery.ts)
+            if row:
+                received[key] = min(received.get(key, row[0]), row[0])
+        for (channel, ts), at in sorted(received.items()):
+            (conversation,) = db.execute(
+                "SELECT conversation_ts FROM message WHERE channel = ? AND ts = ?", (channel, ts)
+            ).fetchone()
+            (answered,) = db.execute(
+                "SELECT min(created_at) FROM message WHERE channel = ? AND thread_ts = ?"
+                " AND user_id = ? AND ts > ?",
+                (channel, conversation, BOT_USER, ts),
+            ).fetchone()
+            if answered:
+                latencies.append(answered - at)
+            else:
+                unanswered += 1
+    return latencies, unanswered
+
+
 def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
 
@@ -145,15 +176,23 @@ async def main(args: argparse.Namespace) -> None:
 
             size = -(-len(measured) // args.rounds)
             client = time.process_time()
+            drained = []
             for n in range(args.rounds):
                 chunk = measured[n * size : (n + 1) * size]
                 for server in (bolt, tomo) if n % 2 == 0 else (tomo, bolt):
                     await saturate(server, chunk, args.connections)
+                    started = time.perf_counter()
                     wait_idle(server.process.pid)  # a round's leftovers stay in its round
+                    if server is tomo:
+                        drained.append(time.perf_counter() - started)
             client_share = (time.process_time() - client) / (bolt.elapsed + tomo.elapsed)
             print(bolt.summary())
             print(tomo.summary())
             print(f"(load generator: {client_share:.0%} of a core while sending)")
+            print(
+                "tomo's replies to the round's mentions went on after its last acknowledgement "
+                f"for {max(drained):.1f} s at most (until the server and its job worker were idle)"
+            )
 
             fixed = await loadgen.fixed_rate(
                 tomo.port, steady, rate=args.rate, connections=args.connections
@@ -163,6 +202,14 @@ async def main(args: argparse.Namespace) -> None:
                 f"tomo at {args.rate:.0f} req/s for {fixed.elapsed:.1f} s: p50 {p50:.1f} ms, "
                 f"p99 {p99:.1f} ms, max {max(fixed.latencies) * 1e3:.1f} ms "
                 f"({fixed.answered} answered, {sum(s == 200 for s in fixed.statuses)} with 200)"
+            )
+            wait_idle(tomo.process.pid)  # the last mentions' replies
+            waited, unanswered = reply_latencies(database, steady)
+            r50, r99 = (percentile(waited, q) * 1e3 for q in (0.5, 0.99))
+            print(
+                f"mention to reply during the fixed rate: p50 {r50:.0f} ms, p99 {r99:.0f} ms "
+                f"({len(waited)} replies, {unanswered} mentions unanswered; the model and Slack "
+                "stand-ins answer at once)"
             )
             missing = lost(database, measured, tomo.statuses) + lost(
                 database, steady, fixed.statuses

@@ -7,7 +7,6 @@ Bolt, not these.
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Any
 from urllib.parse import parse_qsl
@@ -18,7 +17,15 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 CHANNELS = 100
-_posted = itertools.count(1)
+_last_post = 0
+
+
+def _post_ts() -> str:
+    """A Slack ts for a new post: the time to the microsecond (the benchmarks read reply
+    latency from it), strictly increasing."""
+    global _last_post
+    _last_post = max(_last_post + 1, int(time.time() * 1_000_000))
+    return f"{_last_post // 1_000_000}.{_last_post % 1_000_000:06d}"
 
 
 def _slack_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -32,8 +39,7 @@ def _slack_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
         channels = [{"id": f"C{n:04d}", "name": f"channel-{n}"} for n in range(CHANNELS)]
         return {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}
     if method == "chat.postMessage":
-        ts = f"{int(time.time())}.{next(_posted):06d}"
-        return {"ok": True, "channel": params.get("channel"), "ts": ts}
+        return {"ok": True, "channel": params.get("channel"), "ts": _post_ts()}
     if method in ("conversations.replies", "conversations.history"):
         return {"ok": True, "messages": [], "response_metadata": {"next_cursor": ""}}
     return {"ok": True}
