@@ -185,7 +185,12 @@ class WorkerJobs:
             delay = next(delays, RESTART_DELAYS[-1])
             logger.error("job worker exited with status %s; a new one in %.1f s", code, delay)
             await asyncio.sleep(delay)
-            await self._spawn()
+            try:
+                await self._spawn()
+            except Exception:
+                logger.exception("could not start a job worker")
+                self._reader = self._writer = self._process = None
+                continue
             self.restarts += 1
             try:
                 await self._on_restart()
