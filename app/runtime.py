@@ -197,7 +197,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     runtime.recorder.start()
     await runtime.restore_timers()
     if runtime.worker is not None:
-        await runtime.worker.start()
+        runtime.worker.start()
     runtime.timers.every(
         "directory", seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
     )

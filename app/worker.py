@@ -1,4 +1,5 @@
-"""The job worker process: `python -m app.worker FD`, started by app.jobs.WorkerJobs.
+"""The job worker process: `python -m app.worker FD`, started by app.jobs.WorkerJobs
+(which also lowers its CPU priority).
 
 It runs the judgment, reply and memory jobs its parent sends over the socket FD, with the same
 services the parent would use inline (its own engine, Slack client and LiteLLM), and answers
@@ -27,11 +28,6 @@ from app.runtime import Runtime, build_runtime
 from app.settings import load_settings
 
 logger = logging.getLogger(__name__)
-
-# Well below the acknowledging process: when both want the CPU (a burst of events), Slack's
-# 3-second deadline wins and replies wait a little; when the CPU is free, replies get it all.
-# (At 5 the worker still took enough of a 2-core machine to hold acknowledgements back.)
-NICENESS = 10
 
 
 async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
@@ -124,10 +120,6 @@ async def main(fd: int) -> None:
 def run() -> None:
     for name in (signal.SIGTERM, signal.SIGINT):
         signal.signal(name, signal.SIG_IGN)
-    try:
-        os.nice(NICENESS)
-    except OSError:
-        pass
     asyncio.run(main(int(sys.argv[1])))
 
 

@@ -21,7 +21,9 @@ async def test_a_mention_is_answered_from_the_worker_process(
     answer_by_purpose(model, reply="hi from the worker")
     async with start_tomo(JOB_WORKER="process") as tomo:
         worker = tomo.runtime.worker
-        assert worker is not None and worker.pid not in (None, os.getpid())
+        assert worker is not None
+        await wait_for(lambda: worker.alive, timeout=5, what="the worker started")
+        assert worker.pid not in (None, os.getpid())
         ts = await tomo.message("<@UBOT> hello?")
         await slack.wait_for_posts(1, timeout=IMPORT_TIMEOUT)
         await wait_for(
@@ -59,8 +61,10 @@ async def test_a_worker_killed_mid_reply_is_replaced_and_the_reply_still_comes_o
     model.delay(5.0)  # the first reply request hangs until the worker is gone
     async with start_tomo(JOB_WORKER="process") as tomo:
         worker = tomo.runtime.worker
-        assert worker is not None and worker.pid is not None
+        assert worker is not None
+        await wait_for(lambda: worker.alive, timeout=5, what="the worker started")
         first = worker.pid
+        assert first is not None
         await tomo.message("<@UBOT> are you there?")
         await model.wait_for_requests(1, timeout=IMPORT_TIMEOUT)
         os.kill(first, signal.SIGKILL)
