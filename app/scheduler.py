@@ -111,12 +111,42 @@ class TimerStore(BaseJobStore):  # type: ignore[misc]
         self.remove_all_jobs()
 
 
+class TimerScheduler(AsyncIOScheduler):  # type: ignore[misc]
+    """APScheduler's AsyncIOScheduler with its wake-ups coalesced. Every timer added on the ack
+    path asks for one, each a write to the loop's self-pipe and a pass over the job store; here
+    the requests of one loop iteration share a pass, scheduled without the self-pipe when they
+    come from the loop's own thread."""
+
+    _wakeup_pending = False
+
+    def wakeup(self) -> None:
+        if self._wakeup_pending:
+            return
+        self._wakeup_pending = True
+        loop = self._eventloop
+        try:
+            here = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            here = False
+        if here:
+            loop.call_soon(self._wake)
+        else:
+            loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:
+        self._wakeup_pending = False  # first: a request from now on gets a pass of its own
+        if self._eventloop is None:  # shut down meanwhile
+            return
+        self._stop_timer()
+        self._start_timer(self._process_jobs())
+
+
 class Timers:
     def __init__(self) -> None:
         # The store is held here too: the ack path looks jobs up and moves them in it directly,
         # once the scheduler runs (before that, APScheduler keeps added jobs aside).
         self._store = TimerStore()
-        self.scheduler = AsyncIOScheduler(
+        self.scheduler = TimerScheduler(
             timezone=UTC,
             jobstores={"default": self._store},
             job_defaults={
