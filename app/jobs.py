@@ -136,8 +136,7 @@ class WorkerJobs:
         identifier = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[identifier] = future
-        identity = self._identity
-        me = {"user_id": identity.user_id, "bot_id": identity.bot_id, "team_id": identity.team_id}
+        me = self._identity.snapshot()
         try:
             self._send({"op": "run", "id": identifier, "kind": kind, "kwargs": kwargs, "me": me})
             return await future

@@ -43,11 +43,10 @@ async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
 
 
 def _learn(runtime: Runtime, me: dict[str, Any] | None) -> None:
-    identity = runtime.identity
-    if me and me.get("user_id") and not identity.known.is_set():
-        identity.user_id, identity.bot_id = me["user_id"], me.get("bot_id")
-        identity.team_id = me.get("team_id")
-        identity.known.set()
+    if me and me.get("user_id") and not runtime.identity.known.is_set():
+        runtime.identity.know(
+            user_id=me["user_id"], bot_id=me.get("bot_id"), team_id=me.get("team_id")
+        )
 
 
 class Worker:

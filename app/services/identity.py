@@ -18,6 +18,14 @@ class Identity:
         self.team_id: str | None = None
         self.known = asyncio.Event()
 
+    def know(self, *, user_id: str, bot_id: str | None, team_id: str | None) -> None:
+        self.user_id, self.bot_id, self.team_id = user_id, bot_id, team_id
+        self.known.set()
+
+    def snapshot(self) -> dict[str, str | None]:
+        """Who tomo is, for the job worker (which learns it from its parent, not Slack)."""
+        return {"user_id": self.user_id, "bot_id": self.bot_id, "team_id": self.team_id}
+
     def me(self) -> Self:
         return Self(user_id=self.user_id, bot_id=self.bot_id)
 
@@ -32,7 +40,6 @@ class Identity:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 60.0)
                 continue
-            self.user_id, self.bot_id, self.team_id = bot.user_id, bot.bot_id, bot.team_id
-            self.known.set()
+            self.know(user_id=bot.user_id, bot_id=bot.bot_id, team_id=bot.team_id)
             logger.info("bot user id %s (bot id %s, team %s)", bot.user_id, bot.bot_id, bot.team_id)
             return
