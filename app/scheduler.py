@@ -1,4 +1,4 @@
-"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store of our own.
+"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store (app.timer_store).
 
 Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
 `reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
@@ -8,7 +8,6 @@ a cache: the database stays the truth and `app.services.recovery` rebuilds it at
 from __future__ import annotations
 
 import asyncio
-import bisect
 import inspect
 import logging
 import time
@@ -18,9 +17,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apscheduler.job import Job
-from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError, JobLookupError
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.triggers.date import DateTrigger
+
+from app.timer_store import TimerScheduler, TimerStore
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +29,15 @@ REPLY = "reply"
 # How long a SIGTERM waits for running jobs (a reply being written) before cancelling them;
 # Cloud Run allows 10 s after SIGTERM, Heroku 30 s.
 STOP_GRACE_SECONDS = 8.0
+
+
+JOB_DEFAULTS: dict[str, Any] = {
+    "misfire_grace_time": None,  # a late timer still runs
+    "coalesce": True,
+    # Jobs of one conversation serialise on their own lock; a replaced job must be able to
+    # start while the previous run of the same id is still finishing.
+    "max_instances": 16,
+}
 
 
 def job_id(kind: str, channel: str, thread_ts: str) -> str:
@@ -46,101 +55,6 @@ class Timer:
     latest_ts: str | None
 
 
-def _timestamp(when: datetime | None) -> float:
-    return float("inf") if when is None else when.timestamp()  # a paused job comes last
-
-
-class TimerStore(BaseJobStore):  # type: ignore[misc]
-    """APScheduler's memory job store, with its bookkeeping in C: jobs by id in a dict, their
-    order a sorted list of (epoch seconds, id) kept with bisect. MemoryJobStore bisects in
-    Python and converts every time through a time tuple, a twentieth of an acknowledgement
-    when each message moves its conversation's timer."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._jobs: dict[str, tuple[Job, float]] = {}
-        self._order: list[tuple[float, str]] = []
-
-    def lookup_job(self, job_id: str) -> Job | None:
-        entry = self._jobs.get(job_id)
-        return entry[0] if entry is not None else None
-
-    def get_due_jobs(self, now: datetime) -> list[Job]:
-        limit = now.timestamp()
-        due = []
-        for timestamp, identifier in self._order:
-            if timestamp > limit:
-                break
-            due.append(self._jobs[identifier][0])
-        return due
-
-    def get_next_run_time(self) -> datetime | None:
-        return self._jobs[self._order[0][1]][0].next_run_time if self._order else None
-
-    def get_all_jobs(self) -> list[Job]:
-        return [self._jobs[identifier][0] for _, identifier in self._order]
-
-    def add_job(self, job: Job) -> None:
-        if job.id in self._jobs:
-            raise ConflictingIdError(job.id)
-        timestamp = _timestamp(job.next_run_time)
-        bisect.insort(self._order, (timestamp, job.id))
-        self._jobs[job.id] = (job, timestamp)
-
-    def update_job(self, job: Job) -> None:
-        entry = self._jobs.get(job.id)
-        if entry is None:
-            raise JobLookupError(job.id)
-        timestamp = _timestamp(job.next_run_time)
-        if timestamp != entry[1]:
-            del self._order[bisect.bisect_left(self._order, (entry[1], job.id))]
-            bisect.insort(self._order, (timestamp, job.id))
-        self._jobs[job.id] = (job, timestamp)
-
-    def remove_job(self, job_id: str) -> None:
-        entry = self._jobs.pop(job_id, None)
-        if entry is None:
-            raise JobLookupError(job_id)
-        del self._order[bisect.bisect_left(self._order, (entry[1], job_id))]
-
-    def remove_all_jobs(self) -> None:
-        self._jobs.clear()
-        self._order.clear()
-
-    def shutdown(self) -> None:
-        self.remove_all_jobs()
-
-
-class TimerScheduler(AsyncIOScheduler):  # type: ignore[misc]
-    """APScheduler's AsyncIOScheduler with its wake-ups coalesced. Every timer added on the ack
-    path asks for one, each a write to the loop's self-pipe and a pass over the job store; here
-    the requests of one loop iteration share a pass, scheduled without the self-pipe when they
-    come from the loop's own thread."""
-
-    _wakeup_pending = False
-
-    def wakeup(self) -> None:
-        if self._wakeup_pending:
-            return
-        self._wakeup_pending = True
-        loop = self._eventloop
-        try:
-            here = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            here = False
-        if here:
-            loop.call_soon(self._wake)
-        else:
-            loop.call_soon_threadsafe(self._wake)
-
-    def _wake(self) -> None:
-        self._wakeup_pending = False  # first: a request from now on gets a pass of its own
-        if self._eventloop is None:  # shut down meanwhile
-            return
-        self._stop_timer()
-        self._start_timer(self._process_jobs())
-
-
 class Timers:
     def __init__(self) -> None:
         # The store is held here too: the ack path looks jobs up and moves them in it directly,
@@ -149,13 +63,7 @@ class Timers:
         self.scheduler = TimerScheduler(
             timezone=UTC,
             jobstores={"default": self._store},
-            job_defaults={
-                "misfire_grace_time": None,  # a late timer still runs
-                "coalesce": True,
-                # Jobs of one conversation serialise on their own lock; a replaced job must be
-                # able to start while the previous run of the same id is still finishing.
-                "max_instances": 16,
-            },
+            job_defaults=JOB_DEFAULTS,
         )
         self._running: set[asyncio.Task[Any]] = set()
 
@@ -234,6 +142,27 @@ class Timers:
             pending.trigger = trigger
             pending.next_run_time = run_date
             self._store.update_job(pending)
+            if earliest is None or run_date < earliest:
+                self.scheduler.wakeup()
+            return
+        if pending is None and self.running:
+            # A new conversation's timer goes into the store the same way, with the same wake-up
+            # rule: add_job would also wake the scheduler every time (no listener waits for its
+            # "job added" event).
+            earliest = self._store.get_next_run_time()
+            job = Job(
+                self.scheduler,
+                id=identifier,
+                func=self._run,
+                args=(func,),
+                kwargs=details,
+                name=kind,
+                trigger=trigger,
+                executor="default",
+                next_run_time=run_date,
+                **JOB_DEFAULTS,
+            )
+            self._store.add_job(job)
             if earliest is None or run_date < earliest:
                 self.scheduler.wakeup()
             return
