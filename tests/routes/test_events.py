@@ -63,6 +63,20 @@ async def test_oversized_body_is_413_and_non_json_is_400(start_tomo: StartTomo) 
     assert "JSON" in not_json.json()["error"]
 
 
+async def test_an_event_that_could_not_be_recorded_gets_500_and_a_get_405(
+    start_tomo: StartTomo,
+) -> None:
+    async with start_tomo() as tomo:
+        await tomo.runtime.recorder.stop()  # every record() now fails: nothing can be stored
+        response = await tomo.event(
+            {"type": "message", "channel": "C1", "user": "U1", "text": "hi", "ts": next_ts()}
+        )
+        wrong_method = await tomo.client.get("/slack/events")
+    assert response.status_code == 500
+    assert response.json() == {"error": "could not record the event"}
+    assert wrong_method.status_code == 405
+
+
 async def test_rate_limited_and_unknown_types_are_acknowledged(start_tomo: StartTomo) -> None:
     async with start_tomo() as tomo:
         limited = await tomo.send(
