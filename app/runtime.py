@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app import llm as llm_module
-from app.db.engine import create_engine, session_factory
+from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.recorder import Recorder
@@ -110,6 +110,7 @@ def build_runtime(
         channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
         thread_memory_days=settings.THREAD_MEMORY_DAYS,
         active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
+        reader=sqlite_reader(engine),
     )
     history = ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT)
     reply = ReplyService(
@@ -228,5 +229,6 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         await runtime.directory.close()
         await runtime.recorder.stop()
         await runtime.slack.close()
+        runtime.builder.close()
         await engine.dispose()
         logger.info("stopped cleanly")

@@ -112,6 +112,7 @@ async def main(fd: int) -> None:
         writer.close()
         await runtime.slack.close()
         await runtime.directory.close()
+        runtime.builder.close()
         await engine.dispose()
         logger.info("job worker stopped")
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from app.db.engine import create_engine, session_factory
+from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.services.context import ContextBuilder, Persona, Self
 from bench.common import machine, median, percentile
@@ -130,6 +130,7 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
         channel_messages_limit=50,
         thread_memory_days=7,
         active_channel_days=7,
+        reader=sqlite_reader(engine),  # as app.runtime builds it
     )
     statements = 0
 
@@ -137,7 +138,9 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
         nonlocal statements
         statements += 1
 
-    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    for executing in (engine.sync_engine, builder.reader):
+        if executing is not None:
+            event.listen(executing, "before_cursor_execute", count)
     me = Self(user_id="UBOT", bot_id="BBOT")
     targets = conversations(path, builds + 5)
     times: list[float] = []
@@ -153,6 +156,7 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
             times.append(elapsed)
             counts.append(statements)
         size = len(context.target_messages())
+    builder.close()
     await engine.dispose()
     return times, counts, size
 

@@ -8,12 +8,25 @@ the budget of app.services.recall.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, Table, and_, bindparam, case, false, func, or_, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    case,
+    false,
+    func,
+    or_,
+    select,
+)
 from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -167,6 +180,17 @@ def _like_prefix(prefix: str) -> str:
     return escaped + "%"
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What a context is built from, read in one go (Core rows with the models' fields)."""
+
+    memories: Sequence[Memory]
+    channels: dict[str, Channel]
+    recent: Sequence[Message]
+    target: Sequence[Message]
+    people: dict[str, Person]
+
+
 class ContextBuilder:
     def __init__(
         self,
@@ -175,11 +199,19 @@ class ContextBuilder:
         channel_messages_limit: int,
         thread_memory_days: float,
         active_channel_days: float,
+        reader: Engine | None = None,
     ) -> None:
+        """`reader`: a synchronous engine on the same SQLite file (app.db.engine.sqlite_reader);
+        the five statements then run together on a thread instead of through the session."""
         self._persona = persona
         self._limit = channel_messages_limit
         self._thread_days = thread_memory_days
         self._active_days = active_channel_days
+        self.reader = reader
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.dispose()
 
     async def build(
         self,
@@ -191,42 +223,20 @@ class ContextBuilder:
         now: float | None = None,
     ) -> Context:
         now = time.time() if now is None else now
-        connection = await session.connection()
-        memories: Sequence[Memory] = (
-            await connection.execute(
-                _MEMORIES,
-                {
-                    "channel": channel_id,
-                    "active_since": f"{now - self._active_days * 86400:.6f}",
-                    "thread_since": f"{now - self._thread_days * 86400:.6f}",
-                    "threads_like": _like_prefix(f"{channel_id}:"),
-                },
+        if self.reader is not None:
+            rows = await asyncio.to_thread(self._read, channel_id, thread_ts, now)
+        else:
+            rows = await session.run_sync(
+                lambda sync: self._fetch(sync.connection(), channel_id, thread_ts, now)
             )
-        ).all()  # type: ignore[assignment]
-        wanted = {channel_id} | {m.scope_id for m in memories if m.scope == "channel"}
-        found = await connection.execute(_CHANNELS, {"ids": sorted(wanted)})
-        channels: dict[str, Channel] = {c.id: c for c in found.all()}  # type: ignore[misc]
-        channel = channels.get(channel_id) or Channel(id=channel_id, name=channel_id)
-        recent: Sequence[Message] = (
-            await connection.execute(_RECENT, {"channel": channel_id, "limit": self._limit})
-        ).all()  # type: ignore[assignment]
-        target_rows: Sequence[Message] = ()
-        if thread_ts:
-            target_rows = (
-                await connection.execute(
-                    _TARGET_THREAD, {"channel": channel_id, "thread": thread_ts}
-                )
-            ).all()  # type: ignore[assignment]
-        user_ids = {r.user_id for r in (*recent, *target_rows) if r.user_id}
-        people = await load_people(session, user_ids)
-
+        channel = rows.channels.get(channel_id) or Channel(id=channel_id, name=channel_id)
         conversation = split_channel(
             channel,
-            to_chat(recent, people, me),
-            to_chat(target_rows, people, me),
+            to_chat(rows.recent, rows.people, me),
+            to_chat(rows.target, rows.people, me),
             target_thread_ts=thread_ts,
         )
-        recalled = recall(memories, channel_id=channel_id, channels=channels)
+        recalled = recall(rows.memories, channel_id=channel_id, channels=rows.channels)
         return Context(
             persona_name=self._persona.name,
             persona_prompt=self._persona.prompt,
@@ -239,11 +249,48 @@ class ContextBuilder:
             thread_memories=recalled.threads,
         )
 
+    def _read(self, channel_id: str, thread_ts: str, now: float) -> _Rows:
+        assert self.reader is not None
+        with self.reader.connect() as connection:
+            return self._fetch(connection, channel_id, thread_ts, now)
 
-async def load_people(session: AsyncSession, user_ids: set[str]) -> dict[str, Person]:
+    def _fetch(self, connection: Connection, channel_id: str, thread_ts: str, now: float) -> _Rows:
+        memories: Sequence[Memory] = connection.execute(
+            _MEMORIES,
+            {
+                "channel": channel_id,
+                "active_since": f"{now - self._active_days * 86400:.6f}",
+                "thread_since": f"{now - self._thread_days * 86400:.6f}",
+                "threads_like": _like_prefix(f"{channel_id}:"),
+            },
+        ).all()  # type: ignore[assignment]
+        wanted = {channel_id} | {m.scope_id for m in memories if m.scope == "channel"}
+        found = connection.execute(_CHANNELS, {"ids": sorted(wanted)})
+        recent: Sequence[Message] = connection.execute(
+            _RECENT, {"channel": channel_id, "limit": self._limit}
+        ).all()  # type: ignore[assignment]
+        target: Sequence[Message] = ()
+        if thread_ts:
+            target = connection.execute(
+                _TARGET_THREAD, {"channel": channel_id, "thread": thread_ts}
+            ).all()  # type: ignore[assignment]
+        user_ids = {r.user_id for r in (*recent, *target) if r.user_id}
+        return _Rows(
+            memories=memories,
+            channels={c.id: c for c in found.all()},  # type: ignore[misc]
+            recent=recent,
+            target=target,
+            people=people_by_id(connection, user_ids),
+        )
+
+
+def people_by_id(connection: Connection, user_ids: set[str]) -> dict[str, Person]:
     """The people with these ids, as rows with Person's fields."""
     if not user_ids:
         return {}
-    connection = await session.connection()
-    rows = await connection.execute(_PEOPLE, {"ids": sorted(user_ids)})
+    rows = connection.execute(_PEOPLE, {"ids": sorted(user_ids)})
     return {p.id: p for p in rows.all()}  # type: ignore[misc]
+
+
+async def load_people(session: AsyncSession, user_ids: set[str]) -> dict[str, Person]:
+    return await session.run_sync(lambda sync: people_by_id(sync.connection(), user_ids))

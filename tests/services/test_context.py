@@ -71,8 +71,10 @@ async def test_building_a_context_costs_the_same_queries_for_2_and_30_channels(
         def count(*args: Any) -> None:
             statements.append(args[2])
 
-        event.listen(engine.sync_engine, "before_cursor_execute", count)
         builder, me = tomo.runtime.builder, tomo.runtime.identity.me()
+        for executing in (engine.sync_engine, builder.reader):  # the reader: on SQLite
+            if executing is not None:
+                event.listen(executing, "before_cursor_execute", count)
         sizes = []
         try:
             for first, last in ((None, None), (3, 30)):
@@ -88,7 +90,7 @@ async def test_building_a_context_costs_the_same_queries_for_2_and_30_channels(
             await engine.dispose()
 
     (queries_2, channels_2), (queries_30, channels_30) = sizes
-    assert queries_2 == queries_30 <= 6
+    assert 0 < queries_2 == queries_30 <= 6
     assert channels_2 == 2
     assert channels_30 == CHANNEL_MEMORY_LIMIT + 1  # the current channel and the 20 latest
 
