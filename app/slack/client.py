@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-    AsyncServerErrorRetryHandler,
-)
-from slack_sdk.web.async_client import AsyncWebClient
+
+if TYPE_CHECKING:
+    from slack_sdk.web.async_client import AsyncWebClient
 
 logger = logging.getLogger(__name__)
+
+
+def _web_client(*, token: str, base_url: str, rate_limit_retries: int) -> AsyncWebClient:
+    from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+    from slack_sdk.http_retry.builtin_async_handlers import (
+        AsyncConnectionErrorRetryHandler,
+        AsyncRateLimitErrorRetryHandler,
+        AsyncServerErrorRetryHandler,
+    )
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    handlers: list[AsyncRetryHandler] = [
+        AsyncConnectionErrorRetryHandler(max_retry_count=1),
+        AsyncServerErrorRetryHandler(max_retry_count=1),
+    ]
+    if rate_limit_retries:
+        handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
+    return AsyncWebClient(token=token, base_url=base_url, timeout=10, retry_handlers=handlers)
 
 
 class SlackError(Exception):
@@ -36,24 +52,31 @@ class BotIdentity:
 
 
 class SlackClient:
-    def __init__(self, *, token: str, base_url: str, rate_limit_retries: int = 2) -> None:
-        def web(*, rate_limit_retries: int) -> AsyncWebClient:
-            handlers: list[AsyncRetryHandler] = [
-                AsyncConnectionErrorRetryHandler(max_retry_count=1),
-                AsyncServerErrorRetryHandler(max_retry_count=1),
-            ]
-            if rate_limit_retries:
-                handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
-            return AsyncWebClient(
-                token=token, base_url=base_url, timeout=10, retry_handlers=handlers
-            )
+    """slack-sdk's async client (and aiohttp under it, a quarter of a second of imports) is
+    imported on a thread at the first call, so start-up does not wait for it."""
 
-        self._web = web(rate_limit_retries=rate_limit_retries)
-        # For calls with a fallback (thread history): a 429 is answered at once, not waited out.
-        self._web_once = web(rate_limit_retries=0)
+    def __init__(self, *, token: str, base_url: str, rate_limit_retries: int = 2) -> None:
+        self._token, self._base_url = token, base_url
+        self._rate_limit_retries = rate_limit_retries
+        self._clients: tuple[AsyncWebClient, AsyncWebClient] | None = None
+
+    async def _web(self, *, wait_if_limited: bool) -> AsyncWebClient:
+        if self._clients is None:
+            await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
+            if self._clients is None:
+                self._clients = (
+                    _web_client(
+                        token=self._token,
+                        base_url=self._base_url,
+                        rate_limit_retries=self._rate_limit_retries,
+                    ),
+                    # For calls with a fallback (thread history): a 429 is answered at once.
+                    _web_client(token=self._token, base_url=self._base_url, rate_limit_retries=0),
+                )
+        return self._clients[0] if wait_if_limited else self._clients[1]
 
     async def close(self) -> None:
-        for web in (self._web, self._web_once):
+        for web in self._clients or ():
             session = getattr(web, "session", None)
             if session is not None:
                 await session.close()
@@ -62,7 +85,7 @@ class SlackClient:
         self, method: str, *, wait_if_limited: bool = True, **params: Any
     ) -> dict[str, Any]:
         # slack-sdk's named method (chat_postMessage, ...) picks the right encoding for each.
-        web = self._web if wait_if_limited else self._web_once
+        web = await self._web(wait_if_limited=wait_if_limited)
         call = getattr(web, method.replace(".", "_"))
         try:
             response = await call(**params)
