@@ -11,6 +11,8 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 
 from app.runtime import Runtime
 
+# response_model=None on each route: the bodies are plain dicts, and a response model per
+# route would cost start-up its pydantic schema (and FastAPI's import of pydantic.v1).
 router = APIRouter(prefix="/admin")
 
 
@@ -54,7 +56,7 @@ AdminRuntime = Annotated[Runtime, Depends(admin_runtime)]
 AdminPageRuntime = Annotated[Runtime, Depends(admin_page_runtime)]
 
 
-@router.get("/jobs")
+@router.get("/jobs", response_model=None)
 async def list_jobs(runtime: AdminRuntime) -> dict[str, Any]:
     return {
         "jobs": [
@@ -73,7 +75,7 @@ async def list_jobs(runtime: AdminRuntime) -> dict[str, Any]:
     }
 
 
-@router.delete("/jobs/{job_id:path}")
+@router.delete("/jobs/{job_id:path}", response_model=None)
 async def cancel_job(job_id: str, runtime: AdminRuntime) -> dict[str, Any]:
     if not runtime.timers.remove(job_id):
         raise HTTPException(status_code=404, detail=f"no job {job_id}")

@@ -17,6 +17,8 @@ from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
 from app.scheduler import JUDGMENT, REPLY
 
+# response_model=None on each route: the bodies are plain dicts, and a response model per
+# route would cost start-up its pydantic schema (and FastAPI's import of pydantic.v1).
 router = APIRouter(prefix="/admin")
 
 USAGE_WINDOWS = {"24h": 86400.0, "7d": 7 * 86400.0}
@@ -214,28 +216,28 @@ async def overview(runtime: Runtime, *, decision_limit: int = DECISION_LIMIT) ->
     }
 
 
-@router.get("/overview")
+@router.get("/overview", response_model=None)
 async def get_overview(runtime: AdminRuntime) -> dict[str, Any]:
     return await overview(runtime)
 
 
-@router.get("/timers")
+@router.get("/timers", response_model=None)
 async def get_timers(runtime: AdminRuntime) -> dict[str, Any]:
     return {"timers": await pending_timers(runtime)}
 
 
-@router.get("/decisions")
+@router.get("/decisions", response_model=None)
 async def get_decisions(
     runtime: AdminRuntime, limit: int = Query(DECISION_LIMIT, ge=1, le=500)
 ) -> dict[str, Any]:
     return {"decisions": await latest_decisions(runtime, limit=limit)}
 
 
-@router.get("/memories")
+@router.get("/memories", response_model=None)
 async def get_memories(runtime: AdminRuntime) -> dict[str, Any]:
     return {"memories": await stored_memories(runtime)}
 
 
-@router.get("/llm-usage")
+@router.get("/llm-usage", response_model=None)
 async def get_llm_usage(runtime: AdminRuntime) -> dict[str, Any]:
     return await llm_usage(runtime)
