@@ -102,6 +102,11 @@ async def main(fd: int) -> None:
         # SQLite's one write lock for tens of milliseconds, and the web process's commits,
         # waiting on it with SQLite's growing sleeps, would take seconds to acknowledge.
         engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # Nor may a statement outlive its turn: one with RETURNING keeps the lock until its
+        # rows are fetched, one more turn of the loop later. New rows' ids come from
+        # lastrowid instead (the ORM asks the dialect).
+        dialect = engine.sync_engine.dialect
+        dialect.insert_returning = dialect.update_returning = dialect.delete_returning = False
     runtime = build_runtime(settings, engine)
     llm_module.preload()
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
@@ -38,14 +38,18 @@ async def claim(
         "status": CLAIMED,
         "created_at": now,
     }
+    # No RETURNING: on SQLite a statement with RETURNING keeps the write lock until its rows
+    # are fetched, a turn of the event loop later (see app.worker).
     try:
         async with engine.begin() as connection:
-            result = await connection.execute(insert(Reply).values(row).returning(col(Reply.id)))
-            return result.scalar_one()
+            result = await connection.execute(insert(Reply).values(row))
+            primary_key = result.inserted_primary_key
+            assert primary_key is not None  # a single-row insert always has one
+            return int(primary_key[0])
     except IntegrityError:
         pass
     async with engine.begin() as connection:
-        result = await connection.execute(
+        taken = await connection.execute(
             update(Reply)
             .where(
                 col(Reply.channel) == channel,
@@ -54,9 +58,17 @@ async def claim(
                 col(Reply.status) == INTERRUPTED,
             )
             .values(status=CLAIMED, reason=reason, created_at=now, error=None)
-            .returning(col(Reply.id))
         )
-        return result.scalar_one_or_none()
+        if taken.rowcount != 1:
+            return None
+        found = await connection.execute(
+            select(col(Reply.id)).where(
+                col(Reply.channel) == channel,
+                col(Reply.thread_ts) == thread_ts,
+                col(Reply.trigger_ts) == trigger_ts,
+            )
+        )
+        return found.scalar_one()
 
 
 async def finish(
