@@ -146,12 +146,18 @@ def build_runtime(
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
     )
-    directory = Directory(slack=slack, engine=engine, history_limit=settings.CHANNEL_MESSAGES_LIMIT)
+    recorder = Recorder(engine)
+    directory = Directory(
+        slack=slack,
+        engine=engine,
+        recorder=recorder,
+        history_limit=settings.CHANNEL_MESSAGES_LIMIT,
+    )
     runtime = Runtime(
         settings=settings,
         engine=engine,
         sessions=sessions,
-        recorder=Recorder(engine),
+        recorder=recorder,
         slack=slack,
         timers=timers,
         identity=identity,

@@ -14,14 +14,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import sqlite_writer
 from app.db.ingest import Change, Delivery, NewMessage, Outcome, message_row, write_batch
+
+T = TypeVar("T")
 
 __all__ = ["Change", "NewMessage", "Outcome", "Recorder", "message_row"]
 
@@ -107,11 +111,26 @@ class Recorder:
             return await connection.run_sync(write_batch, batch, now=now)
 
     def _write_on_thread(self, batch: list[Delivery], now: float) -> list[Outcome]:
+        return self._transaction(lambda connection: write_batch(connection, batch, now=now))
+
+    def _transaction(self, work: Callable[[Connection], T]) -> T:
         assert self._sqlite is not None
         with self._sqlite.begin() as connection:
-            outcomes = write_batch(connection, batch, now=now)
+            result = work(connection)
         self._committed = True
-        return outcomes
+        return result
+
+    async def write(self, work: Callable[[Connection], T]) -> T:
+        """Run `work` in a transaction of its own through the writer. On SQLite that is the
+        writer's thread and connection, so this process's writes never wait on one another:
+        an aiosqlite transaction holds SQLite's one write lock across turns of the event
+        loop, and while acknowledgements keep the loop busy the group commits would queue
+        behind it."""
+        if self._thread is not None:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._thread, self._transaction, work)
+        async with self._engine.begin() as connection:
+            return await connection.run_sync(work)
 
     async def _checkpoint(self) -> None:
         """Copy the WAL into the database now and then, alongside the writer (PASSIVE: it

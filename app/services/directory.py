@@ -9,10 +9,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.messages import store_messages
 from app.db.models import Channel, Person
+from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import message_from_raw
 
@@ -23,9 +25,12 @@ PERSON_RETRY_SECONDS = 300.0
 
 
 class Directory:
-    def __init__(self, *, slack: SlackClient, engine: AsyncEngine, history_limit: int) -> None:
+    def __init__(
+        self, *, slack: SlackClient, engine: AsyncEngine, recorder: Recorder, history_limit: int
+    ) -> None:
         self._slack = slack
         self._engine = engine
+        self._recorder = recorder  # its writer stores channels and people
         self._history_limit = history_limit
         self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         self._people_fresh: dict[str, float] = {}
@@ -49,8 +54,11 @@ class Directory:
         statement = statement.on_conflict_do_update(
             index_elements=list(keys), set_={c: statement.excluded[c] for c in columns}
         )
-        async with self._engine.begin() as connection:
-            await connection.execute(statement, rows)
+
+        def upsert(connection: Connection) -> None:
+            connection.execute(statement, rows)
+
+        await self._recorder.write(upsert)
 
     async def sync_channels(self) -> int:
         """Record every conversation the bot is a member of, with its name (every page)."""
@@ -103,7 +111,11 @@ class Directory:
             "is_bot": bool(user.get("is_bot")),
             "fetched_at": time.time(),
         }
-        await self._upsert(Person, [row], ["id"])
+        try:
+            await self._upsert(Person, [row], ["id"])
+        except Exception as error:  # the database is busy or away: the name can wait
+            self._people_fresh[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
+            logger.warning("could not store %s's name: %s", user_id, error)
 
     def on_bot_joined(self, channel: str) -> None:
         self._spawn(self.fetch_recent_history(channel))
