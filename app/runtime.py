@@ -187,7 +187,7 @@ async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.sync_channels()
 
 
-async def _freeze_after_import() -> None:
+async def freeze_after_litellm() -> None:
     """Once LiteLLM is in, keep the collector off what start-up built: a full collection would
     walk those few hundred thousand objects, a pause of a quarter of a second."""
     with contextlib.suppress(Exception):  # a failed import is logged by app.llm
@@ -219,7 +219,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     if runtime.worker is None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         llm_module.preload()
-        runtime.spawn(_freeze_after_import(), "gc-freeze")
+        runtime.spawn(freeze_after_litellm(), "gc-freeze")
     else:
         gc.freeze()  # LiteLLM is the worker's: everything this process needs is loaded
     try:
