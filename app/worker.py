@@ -95,7 +95,8 @@ class Worker:
 async def main(fd: int) -> None:
     settings = load_settings()
     setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
-    engine = create_engine(settings.DATABASE_URL)
+    # A few jobs at a time: PostgreSQL plans with 20 connections keep room for the web process.
+    engine = create_engine(settings.DATABASE_URL, connections=4)
     if engine.dialect.name == "sqlite":
         # Every statement its own transaction (the worker's writes are single statements): a
         # transaction spanning turns of this busy, lower-priority event loop would hold

@@ -39,7 +39,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_engine(database_url: str) -> AsyncEngine:
+def create_engine(database_url: str, *, connections: int = 10) -> AsyncEngine:
+    """`connections`: the most a PostgreSQL pool opens (half kept, half overflow)."""
     url = async_url(database_url)
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
@@ -47,7 +48,10 @@ def create_engine(database_url: str) -> AsyncEngine:
         engine = create_async_engine(url)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    kept = max(1, connections // 2)
+    return create_async_engine(
+        url, pool_pre_ping=True, pool_size=kept, max_overflow=max(0, connections - kept)
+    )
 
 
 def _no_autocheckpoint(dbapi_connection: Any, _record: Any) -> None:
