@@ -131,6 +131,11 @@ def run() -> None:
     for name in (signal.SIGTERM, signal.SIGINT):
         signal.signal(name, signal.SIG_IGN)
     asyncio.run(main(int(sys.argv[1])))
+    # Everything is closed. Exit now rather than wait for the interpreter's teardown, which
+    # waits for a LiteLLM import still running on its thread (seconds the parent's stop,
+    # within the platform's grace after SIGTERM, would spend waiting for this process).
+    logging.shutdown()
+    os._exit(0)
 
 
 if __name__ == "__main__":
