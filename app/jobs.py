@@ -141,7 +141,8 @@ class WorkerJobs:
             self._send({"op": "run", "id": identifier, "kind": kind, "kwargs": kwargs, "me": me})
             return await future
         except asyncio.CancelledError:
-            self._send({"op": "cancel", "id": identifier})
+            with contextlib.suppress(WorkerError):  # a worker gone has nothing to cancel
+                self._send({"op": "cancel", "id": identifier})
             raise
         finally:
             self._pending.pop(identifier, None)
