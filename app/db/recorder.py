@@ -104,14 +104,7 @@ class Recorder:
 
     async def _write(self, batch: list[Delivery]) -> list[Outcome]:
         now = time.time()
-        if self._thread is not None:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._thread, self._write_on_thread, batch, now)
-        async with self._engine.begin() as connection:
-            return await connection.run_sync(write_batch, batch, now=now)
-
-    def _write_on_thread(self, batch: list[Delivery], now: float) -> list[Outcome]:
-        return self._transaction(lambda connection: write_batch(connection, batch, now=now))
+        return await self.write(lambda connection: write_batch(connection, batch, now=now))
 
     def _transaction(self, work: Callable[[Connection], T]) -> T:
         assert self._sqlite is not None
