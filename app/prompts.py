@@ -1,13 +1,18 @@
-"""The Jinja2 environment for the prompts in `templates/`, built once."""
+"""The Jinja2 environment for the prompts in `templates/`, built once.
+
+Jinja2 is imported when the first template is rendered: the web process of a deployment with
+a job worker renders none, and start-up does not wait for it.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
@@ -16,16 +21,24 @@ def format_time(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-@cache
-def environment() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+def jinja(folder: Path, *, autoescape: bool) -> Environment:
+    """A Jinja2 environment on `folder`: undefined names are errors, block tags leave no
+    blank lines behind."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    return Environment(
+        loader=FileSystemLoader(folder),
         undefined=StrictUndefined,
-        autoescape=False,
+        autoescape=autoescape,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
+
+
+@cache
+def environment() -> Environment:
+    env = jinja(TEMPLATES, autoescape=False)
     env.filters["time"] = format_time
     return env
 

@@ -18,10 +18,10 @@ from itertools import chain
 from typing import Any
 
 from sqlalchemy import update
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
+from app.db.dialects import upsert
 from app.db.models import Message, SeenEvent
 from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
@@ -93,7 +93,9 @@ def _store_event_ids(connection: Connection, event_ids: list[str], now: float) -
         sql = _sqlite_insert("seen_event", ("event_id", "received_at"), "event_id", len(event_ids))
         parameters = tuple(chain.from_iterable((event_id, now) for event_id in event_ids))
         return {row[0] for row in connection.exec_driver_sql(sql, parameters)}
-    seen = postgresql.insert(SeenEvent).on_conflict_do_nothing().returning(col(SeenEvent.event_id))
+    seen = (
+        upsert("postgresql", SeenEvent).on_conflict_do_nothing().returning(col(SeenEvent.event_id))
+    )
     rows = [{"event_id": event_id, "received_at": now} for event_id in event_ids]
     return set(connection.execute(seen, rows).scalars())
 
@@ -106,7 +108,7 @@ def _store_messages(connection: Connection, messages: list[NewMessage]) -> set[t
         parameters = tuple(chain.from_iterable(map(_message_values, rows)))
         return {(row[0], row[1]) for row in connection.exec_driver_sql(sql, parameters)}
     stored = (
-        postgresql.insert(Message)
+        upsert("postgresql", Message)
         .on_conflict_do_nothing()
         .returning(col(Message.channel), col(Message.ts))
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from app.db.dialects import upsert
 from app.db.models import Message
 from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage
@@ -19,11 +19,10 @@ async def store_messages(connection: AsyncConnection, messages: Sequence[Incomin
         return
     from app.db.recorder import message_row
 
-    insert = postgresql.insert if connection.dialect.name == "postgresql" else sqlite.insert
     rows = list(
         {m.ts: message_row(m, Route(RouteKind.RECORD, m.thread_ts)) for m in messages}.values()
     )
-    statement = insert(Message)
+    statement = upsert(connection.dialect.name, Message)
     statement = statement.on_conflict_do_update(
         index_elements=["channel", "ts"],
         set_={"text": statement.excluded.text},

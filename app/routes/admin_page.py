@@ -7,15 +7,18 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from functools import cache
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from app.prompts import TEMPLATES
+from app.prompts import TEMPLATES, jinja
 from app.routes.admin import AdminPageRuntime
 from app.routes.admin_api import overview
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 router = APIRouter(prefix="/admin")
 
@@ -55,14 +58,8 @@ def _cost(value: float | None) -> str:
 
 
 @cache
-def _pages() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES / "admin"),
-        undefined=StrictUndefined,
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+def _pages() -> Environment:  # imports Jinja2 at the first page, not at start-up
+    env = jinja(TEMPLATES / "admin", autoescape=True)
     env.filters.update(clock=_clock, duration=_duration, cost=_cost, path=quote)
     return env
 

@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.dialects import upsert
 from app.db.messages import store_messages
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
@@ -32,7 +32,7 @@ class Directory:
         self._engine = engine
         self._recorder = recorder  # its writer stores channels and people
         self._history_limit = history_limit
-        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+        self._dialect = engine.dialect.name
         self._people_fresh: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -49,16 +49,16 @@ class Directory:
     async def _upsert(self, model: Any, rows: list[dict[str, Any]], keys: Iterable[str]) -> None:
         if not rows:
             return
-        statement = self._insert(model)
+        statement = upsert(self._dialect, model)
         columns = [c for c in rows[0] if c not in keys]
         statement = statement.on_conflict_do_update(
             index_elements=list(keys), set_={c: statement.excluded[c] for c in columns}
         )
 
-        def upsert(connection: Connection) -> None:
+        def store(connection: Connection) -> None:
             connection.execute(statement, rows)
 
-        await self._recorder.write(upsert)
+        await self._recorder.write(store)
 
     async def sync_channels(self) -> int:
         """Record every conversation the bot is a member of, with its name (every page)."""

@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.db.dialects import upsert
 from app.db.models import Memory
 from app.llm import LLM
 from app.services import memory_sources as sources
@@ -72,7 +72,7 @@ class MemoryService:
         self._active_days = active_channel_days
         self._short_hours = short_term_hours
         self._thread_days = thread_memory_days
-        self._insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+        self._dialect = engine.dialect.name
         self._running = asyncio.Lock()
         self._calls = asyncio.Semaphore(CONCURRENCY)
 
@@ -166,7 +166,7 @@ class MemoryService:
 
     async def _store(self, row: Memory) -> None:
         values = row.model_dump(exclude={"id"})
-        statement = self._insert(Memory).values(**values)
+        statement = upsert(self._dialect, Memory).values(**values)
         statement = statement.on_conflict_do_update(
             index_elements=["scope", "scope_id", "kind"],
             set_={k: v for k, v in values.items() if k not in ("scope", "scope_id", "kind")},
