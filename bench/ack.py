@@ -32,6 +32,7 @@ from bench import loadgen
 from bench.common import (
     SECRET,
     UVICORN_FLAGS,
+    Steal,
     cpu_seconds,
     free_port,
     machine,
@@ -175,6 +176,7 @@ async def main(args: argparse.Namespace) -> None:
                 wait_idle(server.process.pid)
 
             size = -(-len(measured) // args.rounds)
+            steal = Steal()
             client = time.process_time()
             drained = []
             for n in range(args.rounds):
@@ -188,20 +190,26 @@ async def main(args: argparse.Namespace) -> None:
             client_share = (time.process_time() - client) / (bolt.elapsed + tomo.elapsed)
             print(bolt.summary())
             print(tomo.summary())
-            print(f"(load generator: {client_share:.0%} of a core while sending)")
+            print(
+                f"(load generator: {client_share:.0%} of a core while sending; "
+                f"hypervisor steal {steal.share():.0%} of the machine's CPU time)"
+            )
             print(
                 "tomo's replies to the round's mentions went on after its last acknowledgement "
                 f"for {max(drained):.1f} s at most (until the server and its job worker were idle)"
             )
 
+            steal.share()
             fixed = await loadgen.fixed_rate(
                 tomo.port, steady, rate=args.rate, connections=args.connections
             )
+            stolen = steal.share()
             p50, p99 = (percentile(fixed.latencies, q) * 1e3 for q in (0.5, 0.99))
             print(
                 f"tomo at {args.rate:.0f} req/s for {fixed.elapsed:.1f} s: p50 {p50:.1f} ms, "
                 f"p99 {p99:.1f} ms, max {max(fixed.latencies) * 1e3:.1f} ms "
-                f"({fixed.answered} answered, {sum(s == 200 for s in fixed.statuses)} with 200)"
+                f"({fixed.answered} answered, {sum(s == 200 for s in fixed.statuses)} with 200; "
+                f"hypervisor steal {stolen:.0%})"
             )
             wait_idle(tomo.process.pid)  # the last mentions' replies
             waited, unanswered = reply_latencies(database, steady)

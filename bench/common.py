@@ -57,6 +57,31 @@ def machine() -> str:
     )
 
 
+class Steal:
+    """The share of the machine's CPU time its hypervisor gave to someone else (`steal` in
+    /proc/stat) since the last reading: on a shared virtual machine it comes and goes, and
+    while it is high every latency here grows, whatever the server does."""
+
+    def __init__(self) -> None:
+        self._last = self._read()
+
+    @staticmethod
+    def _read() -> tuple[int, int]:
+        try:
+            with open("/proc/stat") as stat:
+                fields = [int(x) for x in stat.readline().split()[1:]]
+        except (OSError, ValueError):
+            return 0, 0
+        # user nice system idle iowait irq softirq steal [guest guest_nice: inside user/nice]
+        return fields[7] if len(fields) > 7 else 0, sum(fields[:8])
+
+    def share(self) -> float:
+        """Steal since the previous call (or since the meter was made), 0..1."""
+        (steal, total), (last_steal, last_total) = self._read(), self._last
+        self._last = (steal, total)
+        return (steal - last_steal) / (total - last_total) if total > last_total else 0.0
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
