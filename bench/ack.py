@@ -9,8 +9,10 @@ the same signed bodies over the same number of connections from this process (th
 generator). The bodies are sent in rounds, Bolt and tomo taking turns (ABBA), so whatever else
 the machine does falls on both alike. tomo uses a SQLite file and its real scheduler;
 MIN_WAIT_SECONDS is ten hours so no judgment fires, and Slack and the model are stand-ins on
-127.0.0.1 (bench/standins.py), so the replies that mentions schedule run against them. At the
-end every acknowledged event is looked up in tomo's database.
+127.0.0.1 (bench/standins.py), so the replies that mentions schedule run against them. After
+tomo's fixed-rate phase Bolt gets the same bodies at the same rate, a control for what the
+machine itself does to latency. At the end every acknowledged event is looked up in tomo's
+database.
 Last line: `ack ratio_vs_bolt=X.XX p99_ms_at_fixed_rate=Y.Y lost=N`.
 """
 
@@ -135,6 +137,25 @@ def reply_latencies(database: Path, deliveries: Sequence[Delivery]) -> tuple[lis
     return latencies, unanswered
 
 
+async def steady_rate(
+    server: Server, deliveries: Sequence[Delivery], args: argparse.Namespace, steal: Steal
+) -> loadgen.Result:
+    """The open-loop phase for one server, printed with the hypervisor's share meanwhile."""
+    steal.share()
+    fixed = await loadgen.fixed_rate(
+        server.port, deliveries, rate=args.rate, connections=args.connections
+    )
+    stolen = steal.share()
+    p50, p99 = (percentile(fixed.latencies, q) * 1e3 for q in (0.5, 0.99))
+    print(
+        f"{server.name} at {args.rate:.0f} req/s for {fixed.elapsed:.1f} s: p50 {p50:.1f} ms, "
+        f"p99 {p99:.1f} ms, max {max(fixed.latencies) * 1e3:.1f} ms "
+        f"({fixed.answered} answered, {sum(s == 200 for s in fixed.statuses)} with 200; "
+        f"hypervisor steal {stolen:.0%})"
+    )
+    return fixed
+
+
 def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
 
@@ -199,19 +220,12 @@ async def main(args: argparse.Namespace) -> None:
                 f"for {max(drained):.1f} s at most (until the server and its job worker were idle)"
             )
 
-            steal.share()
-            fixed = await loadgen.fixed_rate(
-                tomo.port, steady, rate=args.rate, connections=args.connections
-            )
-            stolen = steal.share()
-            p50, p99 = (percentile(fixed.latencies, q) * 1e3 for q in (0.5, 0.99))
-            print(
-                f"tomo at {args.rate:.0f} req/s for {fixed.elapsed:.1f} s: p50 {p50:.1f} ms, "
-                f"p99 {p99:.1f} ms, max {max(fixed.latencies) * 1e3:.1f} ms "
-                f"({fixed.answered} answered, {sum(s == 200 for s in fixed.statuses)} with 200; "
-                f"hypervisor steal {stolen:.0%})"
-            )
+            fixed = await steady_rate(tomo, steady, args, steal)
+            p99 = percentile(fixed.latencies, 0.99) * 1e3
             wait_idle(tomo.process.pid)  # the last mentions' replies
+            # The control: the same bodies at the same rate to a server that records nothing.
+            # Whatever the machine does to latency (another tenant, the hypervisor) shows here.
+            await steady_rate(bolt, steady, args, steal)
             waited, unanswered = reply_latencies(database, steady)
             r50, r99 = (percentile(waited, q) * 1e3 for q in (0.5, 0.99))
             print(
