@@ -227,12 +227,13 @@ async def main(args: argparse.Namespace) -> None:
             # Whatever the machine does to latency (another tenant, the hypervisor) shows here.
             await steady_rate(bolt, steady, args, steal)
             waited, unanswered = reply_latencies(database, steady)
-            r50, r99 = (percentile(waited, q) * 1e3 for q in (0.5, 0.99))
-            print(
-                f"mention to reply during the fixed rate: p50 {r50:.0f} ms, p99 {r99:.0f} ms "
-                f"({len(waited)} replies, {unanswered} mentions unanswered; the model and Slack "
-                "stand-ins answer at once)"
-            )
+            if waited or unanswered:
+                r50, r99 = (percentile(waited, q) * 1e3 for q in (0.5, 0.99))
+                print(
+                    f"mention to reply during the fixed rate: p50 {r50:.0f} ms, p99 {r99:.0f} ms "
+                    f"({len(waited)} replies, {unanswered} mentions unanswered; the model and "
+                    "Slack stand-ins answer at once)"
+                )
             missing = lost(database, measured, tomo.statuses) + lost(
                 database, steady, fixed.statuses
             )
