@@ -10,10 +10,14 @@ short, acknowledgements win.
 The two talk over a socket pair, one JSON object a line:
   parent → child  {"op": "run", "id": 7, "kind": "reply", "kwargs": {...}, "me": {...}}
                   {"op": "cancel", "id": 7}
+                  {"op": "ping", "id": 0}
   child → parent  {"op": "done", "id": 7, "result": ...}   {"op": "failed", "id": 7, "error": "..."}
+                  {"op": "pong", "id": 0}
 The child exits when the socket closes, so it never outlives its parent. If it dies, the jobs it
 was running fail here, a new child starts, and the timers are restored from the database
-(`on_restart`), as after a restart of the whole service.
+(`on_restart`), as after a restart of the whole service. If it hangs instead (its event loop
+blocked: it answers nothing, not even a ping, for JOB_WORKER_TIMEOUT_SECONDS), it is killed,
+and the same follows.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from app.db.models import Judgment
@@ -44,6 +48,10 @@ STOP_WAIT_SECONDS = 5.0
 # parent as soon as the child exists, so the child's own imports already run at it.
 NICENESS = 10
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 15.0, 30.0)
+# Before its first answer a worker is still importing (seconds at its niceness on a busy
+# machine): the watchdog gives it at least this long.
+FIRST_ANSWER_SECONDS = 120.0
+PINGS_PER_TIMEOUT = 4
 
 
 class WorkerError(Exception):
@@ -52,6 +60,21 @@ class WorkerError(Exception):
 
 def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"
+
+
+async def lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    """The other side's lines until it closes the socket, or the socket fails: a line written
+    just as the other side went away ends the reading with an error (EPIPE, ECONNRESET)
+    rather than with EOF, and that is the same end."""
+    while True:
+        try:
+            line = await reader.readline()
+        except (ConnectionError, OSError) as error:
+            logger.info("job socket closed: %s", error)
+            return
+        if not line:
+            return
+        yield line
 
 
 class WorkerJobs:
@@ -75,6 +98,7 @@ class WorkerJobs:
         self._connected = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
+        self._heard_at: float | None = None  # the current worker's last line; None: not yet
         self.restarts = 0
 
     @property
@@ -84,6 +108,11 @@ class WorkerJobs:
     @property
     def alive(self) -> bool:
         return self._connected.is_set()
+
+    @property
+    def answering(self) -> bool:
+        """The current worker has answered since it started (it is past its imports)."""
+        return self.alive and self._heard_at is not None
 
     def start(self) -> None:
         """Start the worker in the background (start-up does not wait for its imports); jobs
@@ -176,6 +205,7 @@ class WorkerJobs:
         with contextlib.suppress(OSError):  # only ever lowered, so always allowed
             os.setpriority(os.PRIO_PROCESS, self._process.pid, NICENESS)
         self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
+        self._heard_at = None
         self._connected.set()
         logger.info("job worker started (pid %d)", self._process.pid)
 
@@ -193,8 +223,12 @@ class WorkerJobs:
                 if lost:
                     self.restarts += 1
                     await self._restore()
-                assert self._reader is not None
-                await self._pump(self._reader)
+                assert self._reader is not None and self._process is not None
+                watchdog = asyncio.create_task(self._watch(self._process), name="job-watchdog")
+                try:
+                    await self._pump(self._reader)
+                finally:
+                    watchdog.cancel()
                 self._connected.clear()
                 if self._writer is not None:
                     self._writer.close()
@@ -214,9 +248,31 @@ class WorkerJobs:
         except Exception:
             logger.exception("restoring the timers after the worker's restart failed")
 
+    async def _watch(self, process: asyncio.subprocess.Process) -> None:
+        """Ping the worker; kill it when it has answered nothing for the timeout (the first
+        answer gets FIRST_ANSWER_SECONDS at least). Its socket then closes and the supervisor
+        starts another."""
+        timeout = self._settings.JOB_WORKER_TIMEOUT_SECONDS
+        started = time.monotonic()
+        while True:
+            with contextlib.suppress(WorkerError):
+                self._send({"op": "ping", "id": 0})
+            await asyncio.sleep(timeout / PINGS_PER_TIMEOUT)
+            if self._heard_at is None:
+                silent, allowed = time.monotonic() - started, max(timeout, FIRST_ANSWER_SECONDS)
+            else:
+                silent, allowed = time.monotonic() - self._heard_at, timeout
+            if silent > allowed and process.returncode is None:
+                logger.error(
+                    "job worker %d answered nothing for %.1f s; killing it", process.pid, silent
+                )
+                process.kill()
+                return
+
     async def _pump(self, reader: asyncio.StreamReader) -> None:
         """Deliver the worker's answers until its end of the socket closes."""
-        while line := await reader.readline():
+        async for line in lines(reader):
+            self._heard_at = time.monotonic()
             try:
                 message = json.loads(line)
                 future = self._pending.get(message["id"])

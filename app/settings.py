@@ -62,6 +62,9 @@ class Settings(DatabaseSettings):
     # Where judgment, reply and memory jobs run: "process" (a worker process of their own, so
     # their CPU never delays an acknowledgement) or "inline" (on the acknowledging event loop).
     JOB_WORKER: str = "process"
+    # A worker that answers nothing, not even the parent's pings, for this long is hung (its
+    # event loop blocked): it is killed and replaced, and the timers are restored.
+    JOB_WORKER_TIMEOUT_SECONDS: float = Field(default=60, gt=0)
 
     @field_validator("AUTO_REPLY_CHANNELS", mode="before")
     @classmethod

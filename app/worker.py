@@ -22,7 +22,7 @@ from typing import Any
 
 from app import llm as llm_module
 from app.db.engine import create_engine
-from app.jobs import JUDGMENT, MEMORY, REPLY, encode
+from app.jobs import JUDGMENT, MEMORY, REPLY, encode, lines
 from app.logs import log_context, setup_logging
 from app.runtime import Runtime, build_runtime, freeze_after_litellm
 from app.settings import load_settings
@@ -56,7 +56,7 @@ class Worker:
         self._tasks: dict[int, asyncio.Task[None]] = {}
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
+        async for line in lines(reader):
             try:
                 message = json.loads(line)
                 op, identifier = message["op"], int(message["id"])
@@ -72,6 +72,8 @@ class Worker:
                 task.add_done_callback(functools.partial(self._forget, identifier))
             elif op == "cancel" and identifier in self._tasks:
                 self._tasks[identifier].cancel()
+            elif op == "ping" and not self._writer.is_closing():
+                self._writer.write(encode({"op": "pong", "id": identifier}))
         # The parent closed the socket (it is stopping, or gone): nothing waits for these.
         for task in self._tasks.values():
             task.cancel()

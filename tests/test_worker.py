@@ -4,6 +4,7 @@ judgments as inline, from another process, which is replaced if it dies."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 
@@ -81,6 +82,32 @@ async def test_a_worker_killed_mid_reply_is_replaced_and_the_reply_still_comes_o
         claims = await tomo.rows("SELECT status FROM reply")
     assert [p["text"] for p in slack.posts()] == ["here after all"]
     assert claims == [{"status": "posted"}]
+
+
+async def test_a_hung_worker_is_killed_and_replaced_and_the_mention_still_answered(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, reply="back again")
+    # Seconds, not less: a sound worker's loop also goes quiet for a few hundred milliseconds
+    # at a time while it imports LiteLLM on a thread (full collections, long C calls).
+    async with start_tomo(JOB_WORKER="process", JOB_WORKER_TIMEOUT_SECONDS=5) as tomo:
+        worker = tomo.runtime.worker
+        assert worker is not None
+        await wait_for(lambda: worker.answering, timeout=IMPORT_TIMEOUT, what="a first pong")
+        hung = worker.pid
+        assert hung is not None
+        os.kill(hung, signal.SIGSTOP)  # alive and silent: its loop answers nothing
+        try:
+            ts = await tomo.message("<@UBOT> still there?")
+            await slack.wait_for_posts(1, timeout=2 * IMPORT_TIMEOUT)
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # killed already, if all went well
+                os.kill(hung, signal.SIGCONT)
+        health = (await tomo.client.get("/healthz")).json()["job_worker"]
+        await wait_for(lambda: not _alive(hung), timeout=5, what="the hung worker gone")
+    assert health["restarts"] == 1 and health["pid"] not in (None, hung)
+    [post] = slack.posts()
+    assert post["text"] == "back again" and post["thread_ts"] == ts
 
 
 async def test_stopping_waits_for_the_reply_running_in_the_worker(
