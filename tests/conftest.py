@@ -182,6 +182,16 @@ class Tomo:
             "event_id": event_id or f"Ev{next(_ts_counter):08d}",
             "event_time": int(time.time()),
             "event": event,
+            # Whom Slack delivered the event for: the app's bot user, as a bot token installs it.
+            "authorizations": [
+                {
+                    "enterprise_id": None,
+                    "team_id": "T0001",
+                    "user_id": self.slack.bot_user_id,
+                    "is_bot": True,
+                    "is_enterprise_install": False,
+                }
+            ],
         }
         return await self.send(envelope, retry=retry)
 

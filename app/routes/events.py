@@ -126,6 +126,7 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
     """Record the event and act on it; False when it could not be recorded."""
     event_id = payload.get("event_id")
     event_id = str(event_id) if event_id else None
+    runtime.identity.know_from_event(payload)
     event = parse_event(payload)
     change: Change = None
     if isinstance(event, IncomingMessage):

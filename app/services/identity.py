@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from app.services.context import Self
 from app.slack.client import SlackClient, SlackError
+from app.slack.events import bot_authorization
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +23,19 @@ class Identity:
     def know(self, *, user_id: str, bot_id: str | None, team_id: str | None) -> None:
         self.user_id, self.bot_id, self.team_id = user_id, bot_id, team_id
         self.known.set()
+
+    def know_from_event(self, envelope: dict[str, Any]) -> None:
+        """Until auth.test has answered, take the bot user id from an event's authorizations,
+        so a mention that arrives first as a plain `message` (with `<@bot>` in its text) is
+        still a mention. auth.test's answer, when it comes, replaces this (and adds bot_id)."""
+        if self.known.is_set():
+            return
+        learned = bot_authorization(envelope)
+        if learned is not None:
+            self.know(user_id=learned[0], bot_id=None, team_id=learned[1])
+            logger.info(
+                "bot user id %s taken from an event (auth.test has not answered)", learned[0]
+            )
 
     def snapshot(self) -> dict[str, str | None]:
         """Who tomo is, for the job worker (which learns it from its parent, not Slack)."""

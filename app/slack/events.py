@@ -91,6 +91,20 @@ def message_from_raw(
     )
 
 
+def bot_authorization(envelope: dict[str, Any]) -> tuple[str, str | None] | None:
+    """(bot user id, team id) from an event_callback's `authorizations`: Slack names there the
+    installation the event was delivered for, which for a bot token is tomo's own bot user."""
+    authorizations = envelope.get("authorizations")
+    if not isinstance(authorizations, list):
+        return None
+    for authorization in authorizations:
+        if isinstance(authorization, dict) and authorization.get("is_bot"):
+            user_id, team_id = authorization.get("user_id"), authorization.get("team_id")
+            if isinstance(user_id, str) and user_id:
+                return user_id, team_id if isinstance(team_id, str) else None
+    return None
+
+
 def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     """The record an event_callback asks for, or None for events tomo does not keep."""
     event = envelope.get("event")

@@ -6,6 +6,8 @@ import time
 from sqlalchemy import text
 
 from tests.conftest import SIGNING_SECRET, StartTomo, next_ts
+from tests.fakes import FakeModel, FakeSlack
+from tests.services.test_reply import answer_by_purpose
 from tests.signing import sign
 
 
@@ -198,3 +200,19 @@ async def test_ack_does_not_depend_on_slack_or_the_model(start_tomo: StartTomo) 
     assert rows[0]["n"] == 5
     # Names are fetched off the ack path, once per person however many messages.
     assert len(names) <= 1
+
+
+async def test_a_mention_right_after_start_is_one_before_auth_test_answers(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """Slack is slow to answer auth.test at start-up; the first event's `authorizations` say
+    who tomo is, so `<@UBOT>` in a plain `message` event is already a mention."""
+    answer_by_purpose(model, reply="I'm here")
+    slack.fail("auth.test", status=500, times=50)
+    async with start_tomo(wait_identity=False, MIN_WAIT_SECONDS=60) as tomo:
+        assert tomo.runtime.identity.user_id is None
+        ts = await tomo.message("<@UBOT> are you up yet?")
+        await slack.wait_for_posts(1, timeout=10)
+        assert tomo.runtime.identity.user_id == "UBOT"
+    [post] = slack.posts()
+    assert post["thread_ts"] == ts and post["text"] == "I'm here"
