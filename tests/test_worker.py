@@ -8,7 +8,8 @@ import contextlib
 import os
 import signal
 
-from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
+from app.jobs import WorkerJobs
+from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.services.test_memory import Answers, some_talk
 from tests.services.test_reply import answer_by_purpose
@@ -16,14 +17,20 @@ from tests.services.test_reply import answer_by_purpose
 IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
 
 
+async def answering_worker(tomo: Tomo) -> WorkerJobs:
+    """tomo's job worker, once it has answered the parent (it is past its imports)."""
+    worker = tomo.runtime.worker
+    assert worker is not None
+    await wait_for(lambda: worker.answering, timeout=IMPORT_TIMEOUT, what="the worker's answer")
+    return worker
+
+
 async def test_a_mention_is_answered_from_the_worker_process(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
     answer_by_purpose(model, reply="hi from the worker")
     async with start_tomo(JOB_WORKER="process") as tomo:
-        worker = tomo.runtime.worker
-        assert worker is not None
-        await wait_for(lambda: worker.alive, timeout=5, what="the worker started")
+        worker = await answering_worker(tomo)
         assert worker.pid not in (None, os.getpid())
         ts = await tomo.message("<@UBOT> hello?")
         await slack.wait_for_posts(1, timeout=IMPORT_TIMEOUT)
@@ -61,9 +68,7 @@ async def test_a_worker_killed_mid_reply_is_replaced_and_the_reply_still_comes_o
     answer_by_purpose(model, reply="here after all")
     model.delay(5.0)  # the first reply request hangs until the worker is gone
     async with start_tomo(JOB_WORKER="process") as tomo:
-        worker = tomo.runtime.worker
-        assert worker is not None
-        await wait_for(lambda: worker.alive, timeout=5, what="the worker started")
+        worker = await answering_worker(tomo)
         first = worker.pid
         assert first is not None
         await tomo.message("<@UBOT> are you there?")
@@ -91,9 +96,7 @@ async def test_a_hung_worker_is_killed_and_replaced_and_the_mention_still_answer
     # Seconds, not less: a sound worker's loop also goes quiet for a few hundred milliseconds
     # at a time while it imports LiteLLM on a thread (full collections, long C calls).
     async with start_tomo(JOB_WORKER="process", JOB_WORKER_TIMEOUT_SECONDS=5) as tomo:
-        worker = tomo.runtime.worker
-        assert worker is not None
-        await wait_for(lambda: worker.answering, timeout=IMPORT_TIMEOUT, what="a first pong")
+        worker = await answering_worker(tomo)
         hung = worker.pid
         assert hung is not None
         os.kill(hung, signal.SIGSTOP)  # alive and silent: its loop answers nothing
