@@ -43,10 +43,11 @@ async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
 
 
 def _learn(runtime: Runtime, me: dict[str, Any] | None) -> None:
-    if me and me.get("user_id") and not runtime.identity.known.is_set():
-        runtime.identity.know(
-            user_id=me["user_id"], bot_id=me.get("bot_id"), team_id=me.get("team_id")
-        )
+    """Who tomo is, as the parent knows it now: it may have learnt the user id from an event
+    first and the bot id from auth.test later, so each job's snapshot replaces the last."""
+    identity = runtime.identity
+    if me and me.get("user_id") and me != identity.snapshot():
+        identity.know(user_id=me["user_id"], bot_id=me.get("bot_id"), team_id=me.get("team_id"))
 
 
 class Worker:

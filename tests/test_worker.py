@@ -7,8 +7,11 @@ import asyncio
 import contextlib
 import os
 import signal
+from types import SimpleNamespace
 
 from app.jobs import WorkerJobs
+from app.services.identity import Identity
+from app.worker import _learn
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.services.test_memory import Answers, some_talk
@@ -154,3 +157,13 @@ async def test_the_periodic_memory_job_runs_in_the_worker(
         kinds = {(r["scope"], r["kind"]) for r in await tomo.rows("SELECT * FROM memory")}
     assert ("thread", "summary") in kinds and ("channel", "long_term") in kinds
     assert all(purpose_of(r) == "memory" for r in model.requests)
+
+
+def test_the_worker_takes_each_jobs_identity_from_the_parent() -> None:
+    """The parent may know only the bot user id (from an event) at first, and the bot id once
+    auth.test answers: the worker follows, it does not keep the first it heard."""
+    runtime = SimpleNamespace(identity=Identity())
+    _learn(runtime, {"user_id": "UBOT", "bot_id": None, "team_id": "T0001"})  # type: ignore[arg-type]
+    _learn(runtime, {"user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001"})  # type: ignore[arg-type]
+    _learn(runtime, None)  # type: ignore[arg-type]
+    assert runtime.identity.snapshot() == {"user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001"}
