@@ -223,16 +223,17 @@ class WorkerJobs:
                 if lost:
                     self.restarts += 1
                     await self._restore()
-                assert self._reader is not None and self._process is not None
-                watchdog = asyncio.create_task(self._watch(self._process), name="job-watchdog")
+                process, reader = self._process, self._reader
+                assert process is not None and reader is not None
+                watchdog = asyncio.create_task(self._watch(process), name="job-watchdog")
                 try:
-                    await self._pump(self._reader)
+                    await self._pump(reader)
                 finally:
                     watchdog.cancel()
                 self._connected.clear()
                 if self._writer is not None:
                     self._writer.close()
-                code = await self._process.wait() if self._process is not None else None
+                code = await process.wait()
                 self._fail_pending(f"the worker exited with status {code}")
                 if self._stopping:
                     return
