@@ -20,7 +20,7 @@ from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.recorder import Recorder
-from app.jobs import WorkerJobs
+from app.jobs.supervisor import WorkerJobs
 from app.llm import LLM
 from app.scheduler import Timers
 from app.services.context import ContextBuilder, Persona
@@ -95,7 +95,8 @@ def build_runtime(
 ) -> Runtime:
     """Everything wired together; `slack` and `timers` may be replaced (the offline replay
     passes a local Slack stand-in and timers that compress time). With `worker`, the timers'
-    judgment, reply and memory jobs run in a worker process (app.jobs) rather than inline."""
+    judgment, reply and memory jobs run in a worker process (app.jobs.supervisor) rather than
+    inline."""
     sessions = session_factory(engine)
     if slack is None:
         slack = SlackClient(

@@ -3,16 +3,10 @@
 A reply costs tens of milliseconds of CPU (its context, LiteLLM, slack-sdk); on the event loop
 that acknowledges Slack's events it would hold up every acknowledgement behind it. With
 `JOB_WORKER=process` (the default) the timers stay here, in the one process that owns the
-scheduler, and each job that fires is handed to a child process (`python -m app.worker`) that
-has its own engine, Slack client and LiteLLM, and runs at a lower CPU priority: when the CPU is
-short, acknowledgements win.
+scheduler, and each job that fires is handed to a child process (`python -m app.jobs.worker`)
+that has its own engine, Slack client and LiteLLM, and runs at a lower CPU priority: when
+the CPU is short, acknowledgements win. The two talk over a socket pair (app.jobs.protocol).
 
-The two talk over a socket pair, one JSON object a line:
-  parent → child  {"op": "run", "id": 7, "kind": "reply", "kwargs": {...}, "me": {...}}
-                  {"op": "cancel", "id": 7}
-                  {"op": "ping", "id": 0}
-  child → parent  {"op": "done", "id": 7, "result": ...}   {"op": "failed", "id": 7, "error": "..."}
-                  {"op": "pong", "id": 0}
 The child exits when the socket closes, so it never outlives its parent. If it dies, the jobs it
 was running fail here, a new child starts, and the timers are restored from the database
 (`on_restart`), as after a restart of the whole service. If it hangs instead (its event loop
@@ -31,16 +25,16 @@ import os
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.db.models import Judgment
+from app.jobs.protocol import JUDGMENT, MEMORY, REPLY, encode, lines
 from app.services.identity import Identity
 from app.settings import Settings, settings_environment
 
 logger = logging.getLogger(__name__)
 
-JUDGMENT, REPLY, MEMORY = "judgment", "reply", "memory"
 STOP_WAIT_SECONDS = 5.0
 # Well below the web process: when both want the CPU (a burst of events), Slack's 3-second
 # deadline wins and replies wait a little; when the CPU is free, replies get all of it. (At 5
@@ -56,25 +50,6 @@ PINGS_PER_TIMEOUT = 4
 
 class WorkerError(Exception):
     """A job did not complete in the worker: it failed there, or the worker went away."""
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False).encode() + b"\n"
-
-
-async def lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
-    """The other side's lines until it closes the socket, or the socket fails: a line written
-    just as the other side went away ends the reading with an error (EPIPE, ECONNRESET)
-    rather than with EOF, and that is the same end."""
-    while True:
-        try:
-            line = await reader.readline()
-        except (ConnectionError, OSError) as error:
-            logger.info("job socket closed: %s", error)
-            return
-        if not line:
-            return
-        yield line
 
 
 class WorkerJobs:
@@ -191,7 +166,7 @@ class WorkerJobs:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "app.worker",
+                "app.jobs.worker",
                 str(theirs.fileno()),
                 pass_fds=(theirs.fileno(),),
                 env=environment,

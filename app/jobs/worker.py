@@ -1,5 +1,5 @@
-"""The job worker process: `python -m app.worker FD`, started by app.jobs.WorkerJobs
-(which also lowers its CPU priority).
+"""The job worker process: `python -m app.jobs.worker FD`, started by
+app.jobs.supervisor.WorkerJobs (which also lowers its CPU priority).
 
 It runs the judgment, reply and memory jobs its parent sends over the socket FD, with the same
 services the parent would use inline (its own engine, Slack client and LiteLLM), and answers
@@ -22,7 +22,7 @@ from typing import Any
 
 from app import llm as llm_module
 from app.db.engine import create_engine
-from app.jobs import JUDGMENT, MEMORY, REPLY, encode, lines
+from app.jobs.protocol import JUDGMENT, MEMORY, REPLY, encode, lines
 from app.logs import log_context, setup_logging
 from app.runtime import Runtime, build_runtime, freeze_after_litellm
 from app.settings import load_settings
