@@ -22,6 +22,7 @@ from sqlmodel import col, select
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.models import Judgment, LLMCall, Reply
+from app.jobs.timers import JUDGMENT
 from app.llm import litellm_module
 from app.main import create_app
 from app.replay_cast import Cast, signed
@@ -39,7 +40,6 @@ from app.replay_timeline import (
     why,
 )
 from app.runtime import Runtime, build_runtime
-from app.scheduler import JUDGMENT
 from app.settings import Settings
 
 SETTLE_SECONDS = 0.1  # real time with nothing waiting before the replay counts as finished

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from app.db.models import Judgment
-from app.scheduler import JUDGMENT, REPLY, Timers
+from app.jobs.timers import JUDGMENT, REPLY, Timers
 
 
 def pad(text: str, width: int) -> str:

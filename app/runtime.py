@@ -21,8 +21,8 @@ from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.recorder import Recorder
 from app.jobs.supervisor import WorkerJobs
+from app.jobs.timers import Timers
 from app.llm import LLM
-from app.scheduler import Timers
 from app.services.context import ContextBuilder, Persona
 from app.services.conversations import Conversations
 from app.services.directory import Directory

@@ -269,7 +269,7 @@ def tomo_settings(
         "MEMORY_UPDATE_INTERVAL_SECONDS": 3600,
         "LOG_LEVEL": "DEBUG",
         # Jobs on the test's own event loop, where a test can reach into them; the worker
-        # process (the default) has tests of its own in tests/test_worker.py.
+        # process (the default) has tests of its own in tests/jobs/test_worker.py.
         "JOB_WORKER": "inline",
     }
     values.update(overrides)

@@ -13,9 +13,9 @@ from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
+from app.jobs.timers import JUDGMENT, REPLY
 from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
-from app.scheduler import JUDGMENT, REPLY
 
 # response_model=None on each route: the bodies are plain dicts, and a response model per
 # route would cost start-up its pydantic schema (and FastAPI's import of pydantic.v1).

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
+from app.jobs.timers import JUDGMENT, REPLY
 from app.runtime import Runtime
-from app.scheduler import JUDGMENT, REPLY
 
 router = APIRouter()
 

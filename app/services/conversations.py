@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.db.models import Judgment
-from app.scheduler import JUDGMENT, REPLY, Timers
+from app.jobs.timers import JUDGMENT, REPLY, Timers
 from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage
 

@@ -12,9 +12,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context
+from app.jobs.timers import JUDGMENT
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.scheduler import JUDGMENT
 from app.services.context import ContextBuilder
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks

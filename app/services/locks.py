@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from app.jobs.timers import job_id
 from app.logs import log_context
-from app.scheduler import job_id
 
 
 class ConversationLocks:

@@ -10,9 +10,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.messages import store_messages
 from app.domain import ChatMessage, Context
+from app.jobs.timers import REPLY
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.scheduler import REPLY
 from app.services import claims
 from app.services.context import ContextBuilder
 from app.services.history import ThreadHistory

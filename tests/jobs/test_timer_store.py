@@ -7,7 +7,7 @@ from apscheduler.job import Job
 from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
 from apscheduler.triggers.date import DateTrigger
 
-from app.timer_store import TimerScheduler, TimerStore
+from app.jobs.timer_store import TimerScheduler, TimerStore
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

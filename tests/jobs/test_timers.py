@@ -4,7 +4,7 @@ import asyncio
 import time
 from typing import Any
 
-from app.scheduler import JUDGMENT, Timers
+from app.jobs.timers import JUDGMENT, Timers
 
 
 async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new_details() -> None:

@@ -1,4 +1,4 @@
-"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store (app.timer_store).
+"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store (app.jobs.timer_store).
 
 Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
 `reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
@@ -20,7 +20,7 @@ from apscheduler.job import Job
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.triggers.date import DateTrigger
 
-from app.timer_store import TimerScheduler, TimerStore
+from app.jobs.timer_store import TimerScheduler, TimerStore
 
 logger = logging.getLogger(__name__)
 

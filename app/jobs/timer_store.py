@@ -1,4 +1,4 @@
-"""The job store and scheduler under the timers (app.scheduler): APScheduler 3's memory job
+"""The job store and scheduler under the timers (app.jobs.timers): APScheduler 3's memory job
 store and AsyncIOScheduler, made cheap enough for a timer set on every acknowledgement."""
 
 from __future__ import annotations
