@@ -25,11 +25,11 @@ from app.db.models import Judgment, LLMCall, Reply
 from app.jobs.timers import JUDGMENT
 from app.llm import litellm_module
 from app.main import create_app
-from app.replay_cast import Cast, signed
-from app.replay_input import ReplayLine
-from app.replay_mock import OfflineAnswers
-from app.replay_slack import TEAM_ID, ReplaySlack
-from app.replay_timeline import (
+from app.replay.cast import Cast, signed
+from app.replay.conversation import ReplayLine
+from app.replay.offline import OfflineAnswers
+from app.replay.slack import TEAM_ID, ReplaySlack
+from app.replay.timeline import (
     CURRENT_JOB,
     JobRun,
     ReplayTimers,

@@ -8,8 +8,8 @@ import hmac
 import re
 import time
 
-from app.replay_input import SLACK_ID, ReplayLine
-from app.replay_slack import BOT_USER_ID
+from app.replay.conversation import SLACK_ID, ReplayLine
+from app.replay.slack import BOT_USER_ID
 
 
 class Cast:

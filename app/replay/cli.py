@@ -17,9 +17,9 @@ from typing import TextIO
 
 from app.llm import litellm_module
 from app.logs import TextFormatter
-from app.replay_input import ReplayError, ReplayLine, parse_conversation
-from app.replay_run import Replay, Summary
-from app.replay_timeline import JobNotes
+from app.replay.conversation import ReplayError, ReplayLine, parse_conversation
+from app.replay.run import Replay, Summary
+from app.replay.timeline import JobNotes
 from app.settings import Settings, load_settings
 
 DEFAULT_SPEED = 100.0
@@ -151,7 +151,3 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     return 0 if summary.finished else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

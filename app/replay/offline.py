@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Callable
 
-from app.replay_timeline import CURRENT_JOB
+from app.replay.timeline import CURRENT_JOB
 
 QUESTION_DELAY_SECONDS = 30
 _QUESTION = re.compile("[?\uff1f]|(?:か|かな|かね|っけ)[。\uff01!…\\s]*$")  # full-width ? and ! too

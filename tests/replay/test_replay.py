@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from app.replay import OFFLINE_LABEL, offline_reason, replay
-from app.replay_input import ReplayError, parse_conversation
-from app.replay_slack import ReplaySlack
+from app.replay.cli import OFFLINE_LABEL, offline_reason, replay
+from app.replay.conversation import ReplayError, parse_conversation
+from app.replay.slack import ReplaySlack
 from app.settings import Settings
 from app.slack.client import SlackClient
 from tests.conftest import judgment_json, purpose_of
 from tests.fakes import FakeModel, FakeSlack
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = PROJECT_ROOT / "examples"
 SPEED = 400.0  # the examples' 17 minutes in about 3 s
 
