@@ -9,6 +9,9 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
+from app.settings import SettingsError, load_settings
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.response_url import FakeResponseUrl
@@ -229,3 +232,24 @@ async def test_auto_reply_channels_answer_only_mentions_while_held_back(
     assert withheld["trigger_ts"] == plain and withheld["reason"] == "auto_reply"
     assert withheld["error"] == "own-voice limit: the channel is mentions-only"
     assert purposes(model) == ["reply", "reply"] and post["thread_ts"] is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AUTONOMOUS_COOLDOWN_SECONDS", "-1"),
+        ("AUTONOMOUS_COOLDOWN_SECONDS", "soon"),
+        ("MAX_AUTONOMOUS_REPLIES_PER_DAY", "-1"),
+        ("MAX_AUTONOMOUS_REPLIES_PER_DAY", "1.5"),
+    ],
+)
+def test_invalid_limits_stop_start_up_naming_the_setting(name: str, value: str) -> None:
+    required = {"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-t"}
+    with pytest.raises(SettingsError, match=name):
+        load_settings(_env_file=None, **required, **{name: value})
+
+
+def test_the_limits_default_to_the_spec() -> None:
+    settings = load_settings(_env_file=None, SLACK_SIGNING_SECRET="s", SLACK_BOT_TOKEN="xoxb-t")
+    assert settings.AUTONOMOUS_COOLDOWN_SECONDS == 900.0
+    assert settings.MAX_AUTONOMOUS_REPLIES_PER_DAY == 12
