@@ -83,14 +83,16 @@ async def slash_command(request: Request) -> JSONResponse:
 
 async def _answer(runtime: Runtime, command: SlashCommand) -> JSONResponse:
     service = commands(runtime)
+    deadline = asyncio.get_running_loop().time() + ANSWER_SECONDS
     language = "en"
     try:
-        language = await asyncio.wait_for(service.language(command), ANSWER_SECONDS / 2)
+        language = await asyncio.wait_for(service.language(command), ANSWER_SECONDS / 4)
     except Exception as error:  # a slow or failing database: English it is
         logger.warning("could not tell the language of the command: %r", error)
     work = asyncio.ensure_future(service.answer(command, language=language))
     try:
-        answer = await asyncio.wait_for(asyncio.shield(work), ANSWER_SECONDS)
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        answer = await asyncio.wait_for(asyncio.shield(work), left)
     except TimeoutError:
         logger.warning("command still running after %.1f s: answering later", ANSWER_SECONDS)
         runtime.spawn(_finish(runtime, command, work, language), "command")

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from app.db.migrate import PROJECT_ROOT
 from app.routes import commands as commands_route
 from tests.conftest import ADMIN_TOKEN, StartTomo, Tomo, judgment_json, purpose_of
 from tests.fakes import FakeModel, FakeSlack
@@ -228,3 +229,11 @@ async def test_the_mode_shows_in_the_admin_overview_and_page(
     assert by_channel["C2"]["mode"] == "mentions_only" and by_channel["C2"]["quiet_until"] is None
     assert 'id="channel-modes"' in page
     assert "#general" in page and "quiet" in page and "mentions-only" in page
+
+
+def test_the_manifest_declares_the_command_and_its_scope() -> None:
+    manifest = (PROJECT_ROOT / "slack-manifest.yml").read_text()
+    assert "    - command: /tomo\n      url: https://YOUR-HOST/slack/commands\n" in manifest
+    assert f"url: https://YOUR-HOST{commands_route.PATH}\n" in manifest
+    scopes = manifest.split("    bot:\n", 1)[1].split("settings:", 1)[0]
+    assert "      - commands\n" in scopes
