@@ -42,7 +42,10 @@ def effective(row: ChannelControl | None, *, channel: str, now: float) -> Channe
     """The mode a stored row means at `now`."""
     if row is None:
         return ChannelMode(channel)
-    mode = Mode(row.mode) if row.mode in Mode.__members__.values() else Mode.NORMAL
+    try:
+        mode = Mode(row.mode)
+    except ValueError:  # a mode this version does not know holds nothing back
+        mode = Mode.NORMAL
     ended_at = None
     if mode is Mode.QUIET and row.quiet_until is not None and row.quiet_until <= now:
         mode, ended_at = Mode.NORMAL, row.quiet_until
