@@ -33,6 +33,7 @@ from app.services.locks import ConversationLocks
 from app.services.memory import MemoryService
 from app.services.recovery import restore_timers
 from app.services.reply import ReplyService
+from app.services.voice import OwnVoice
 from app.settings import Settings
 from app.slack.client import SlackClient
 
@@ -58,6 +59,7 @@ class Runtime:
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
+    voice: OwnVoice
     worker: WorkerJobs | None = None  # None: jobs run inline, on this event loop
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -106,6 +108,11 @@ def build_runtime(
     identity = Identity()
     llm = LLM(settings, sessions)
     locks = ConversationLocks()
+    voice = OwnVoice(
+        engine=engine,
+        cooldown=settings.AUTONOMOUS_COOLDOWN_SECONDS,
+        daily_cap=settings.MAX_AUTONOMOUS_REPLIES_PER_DAY,
+    )
     builder = ContextBuilder(
         persona=Persona(settings.PERSONA_NAME, settings.persona_prompt),
         channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
@@ -123,6 +130,7 @@ def build_runtime(
         history=history,
         identity=identity,
         locks=locks,
+        voice=voice,
         history_limit=settings.THREAD_HISTORY_LIMIT,
     )
     jobs = (
@@ -144,6 +152,7 @@ def build_runtime(
         llm=llm,
         identity=identity,
         locks=locks,
+        voice=voice,
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
     )
@@ -178,6 +187,7 @@ def build_runtime(
             short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
         ),
+        voice=voice,
         worker=jobs,
     )
     return runtime

@@ -29,6 +29,7 @@ from app.main import create_app
 from app.runtime import Runtime
 from app.settings import Settings
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes.response_url import FakeResponseUrl
 from tests.signing import sign
 
 with warnings.catch_warnings():
@@ -121,6 +122,19 @@ def fake_slack() -> Iterator[FakeSlack]:
 def fake_model() -> Iterator[FakeModel]:
     with FakeModel() as fake:
         yield fake
+
+
+@pytest.fixture(scope="session")
+def fake_response_url() -> Iterator[FakeResponseUrl]:
+    with FakeResponseUrl() as fake:
+        yield fake
+
+
+@pytest.fixture
+def hooks(fake_response_url: FakeResponseUrl) -> FakeResponseUrl:
+    """Slack's response_url hooks for slash commands (what tomo says after an answer)."""
+    fake_response_url.reset()
+    return fake_response_url
 
 
 @pytest.fixture

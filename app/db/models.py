@@ -130,6 +130,22 @@ class Memory(SQLModel, table=True):
     model: str = Field(default="", max_length=255)
 
 
+class ChannelControl(SQLModel, table=True):
+    """What people set for a channel with `/tomo` (SPEC §3.11): its mode, and when its
+    memories were last forgotten. A channel without a row is in the normal mode."""
+
+    __tablename__ = "channel_control"
+
+    channel: str = Field(primary_key=True, max_length=32)
+    mode: str = Field(default="normal", max_length=16)  # normal, quiet, mentions_only
+    quiet_until: float | None = None  # quiet ends then; None: until changed
+    changed_by: str = Field(default="", max_length=32)  # the user who set the mode
+    changed_at: float = 0.0
+    # /tomo forget: nothing written in the channel before this feeds its memories again.
+    forgotten_at: float | None = None
+    forgotten_by: str = Field(default="", max_length=32)
+
+
 class LLMCall(SQLModel, table=True):
     """Every call to a model, so spend and latency are known."""
 

@@ -122,8 +122,8 @@ class WorkerJobs:
     async def reply(self, **job: Any) -> list[str]:
         return list(await self._job(REPLY, job) or [])
 
-    async def memory(self) -> None:
-        await self._job(MEMORY, {})
+    async def memory(self, **job: Any) -> None:
+        await self._job(MEMORY, job)
 
     async def _job(self, kind: str, job: dict[str, Any]) -> Any:
         try:

@@ -37,7 +37,7 @@ async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
         decision = await runtime.judgment.run(**kwargs)
         return decision.model_dump() if decision is not None else None
     if kind == MEMORY:
-        await runtime.memory.run()
+        await runtime.memory.run(**kwargs)
         return None
     raise ValueError(f"unknown job kind {kind!r}")
 

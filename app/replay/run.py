@@ -126,6 +126,10 @@ class Replay:
                     "SLACK_API_URL": "http://127.0.0.1:9/api/",  # never used: no web client
                     "DATABASE_URL": f"sqlite:///{Path(folder) / 'replay.db'}",
                     "ADMIN_TOKEN": None,
+                    # Wall-clock limits in conversation time, like the timers.
+                    "AUTONOMOUS_COOLDOWN_SECONDS": (
+                        self._settings.AUTONOMOUS_COOLDOWN_SECONDS / self.speed
+                    ),
                 }
             )
             engine = create_engine(settings.DATABASE_URL)

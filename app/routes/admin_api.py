@@ -16,6 +16,7 @@ from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
 from app.jobs.timers import JUDGMENT, REPLY
 from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
+from app.services.channel_modes import all_modes
 
 # response_model=None on each route: the bodies are plain dicts, and a response model per
 # route would cost start-up its pydantic schema (and FastAPI's import of pydantic.v1).
@@ -74,6 +75,27 @@ async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
             }
         )
     return result
+
+
+async def channel_modes(runtime: Runtime) -> list[dict[str, Any]]:
+    """Each channel's /tomo mode (channels never set are normal) and when its memories were
+    forgotten, the most recently changed first."""
+    async with runtime.engine.connect() as connection:
+        modes = await all_modes(connection)
+    names = await _channel_names(runtime)
+    return [
+        {
+            "channel": mode.channel,
+            "channel_name": names.get(mode.channel),
+            "mode": mode.mode.value,
+            "quiet_until": iso(mode.quiet_until),
+            "quiet_ended_at": iso(mode.ended_at),
+            "changed_by": mode.changed_by or None,
+            "changed_at": iso(mode.changed_at) if mode.changed_at else None,
+            "forgotten_at": iso(mode.forgotten_at),
+        }
+        for mode in modes
+    ]
 
 
 async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, Any]]:
@@ -210,6 +232,7 @@ async def overview(runtime: Runtime, *, decision_limit: int = DECISION_LIMIT) ->
     return {
         "generated_at": iso(time.time()),
         "timers": await pending_timers(runtime),
+        "channel_modes": await channel_modes(runtime),
         "decisions": await latest_decisions(runtime, limit=decision_limit),
         "memories": await stored_memories(runtime),
         "llm_usage": await llm_usage(runtime),

@@ -19,6 +19,7 @@ from app.services.context import ContextBuilder
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
 from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
+from app.services.voice import OwnVoice
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ class JudgmentService:
         llm: LLM,
         identity: Identity,
         locks: ConversationLocks,
+        voice: OwnVoice,
         max_age: float,
         max_delay: float,
     ) -> None:
@@ -57,6 +59,7 @@ class JudgmentService:
         self._llm = llm
         self._identity = identity
         self._locks = locks
+        self._voice = voice
         self._max_age = max_age
         self._max_delay = max_delay
 
@@ -91,6 +94,10 @@ class JudgmentService:
         if reason is not None or newest is None:
             logger.info("judgment skipped: %s", reason)
             return None
+        limit = await self._voice.limit(channel)
+        if limit is not None:
+            # Decided without the model: no tokens spent, the limit is the reason.
+            return await self._decided_without_model(channel, thread_ts, newest.ts, limit)
 
         prompt = render("judgment.j2", context=context)
         decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
@@ -126,6 +133,24 @@ class JudgmentService:
             decision.delay_seconds,
             decision.reason,
         )
+        return decision
+
+    async def _decided_without_model(
+        self, channel: str, thread_ts: str, latest_ts: str, reason: str
+    ) -> Judgment | None:
+        decision = Judgment(
+            channel=channel,
+            thread_ts=thread_ts,
+            latest_ts=latest_ts,
+            decided_at=time.time(),
+            should_respond=False,
+            reason=reason,
+            prompt_tokens=0,
+            completion_tokens=0,
+        )
+        if not await self._store(decision):
+            return None
+        logger.info("judgment should_respond=False without the model: %s", reason)
         return decision
 
     async def _store(self, decision: Judgment) -> bool:

@@ -21,7 +21,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete
+from sqlalchemy import delete, literal
+from sqlalchemy import select as select_columns
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -31,6 +32,7 @@ from app.db.models import Memory
 from app.llm import LLM
 from app.services import memory_sources as sources
 from app.services.identity import Identity
+from app.services.memory_control import forget_records, take_turns, unchanged
 from app.services.memory_plans import Key, Planner, Prompt, clean
 
 logger = logging.getLogger(__name__)
@@ -76,10 +78,11 @@ class MemoryService:
         self._running = asyncio.Lock()
         self._calls = asyncio.Semaphore(CONCURRENCY)
 
-    async def run(self) -> MemoryRun | None:
-        """One pass over every memory; None when skipped (a pass still running, or tomo does
-        not know who it is yet). One memory failing never stops the others."""
-        if self._running.locked() or not self._identity.known.is_set():
+    async def run(self, *, wait: bool = False) -> MemoryRun | None:
+        """One pass over every memory; None when skipped (a pass still running, unless `wait`:
+        then this one follows it; or tomo does not know who it is yet). One memory failing
+        never stops the others."""
+        if (self._running.locked() and not wait) or not self._identity.known.is_set():
             logger.info("memory run skipped")
             return None
         async with self._running:
@@ -99,13 +102,9 @@ class MemoryService:
             return outcome
 
     async def _run(self, outcome: MemoryRun, *, now: float) -> None:
-        planner = Planner(
-            persona_name=self._persona_name,
-            short_term_hours=self._short_hours,
-            now=now,
-            me=self._identity.me(),
-        )
         async with self._sessions() as session:
+            # Read before the memories themselves: a forget after this is caught at each write.
+            forgets = await forget_records(await session.connection())
             active, recent = await sources.channel_activity(
                 session,
                 active_since=now - self._active_days * 86400,
@@ -117,19 +116,31 @@ class MemoryService:
                 (m.scope, m.scope_id, m.kind): m
                 for m in (await session.exec(select(Memory))).all()  # type: ignore[call-overload]
             }
+        planner = Planner(
+            persona_name=self._persona_name,
+            short_term_hours=self._short_hours,
+            now=now,
+            me=self._identity.me(),
+            forgets=forgets,
+        )
         removals = planner.removable(recent, threads, stored)
         await self._remove(outcome, stored, removals)
         steps = planner.channels(channels, active, recent, stored)
         steps += planner.threads(channels, threads, stored)
-        await asyncio.gather(*(self._write(outcome, stored, *step) for step in steps))
+        await asyncio.gather(*(self._write(outcome, stored, forgets, *step) for step in steps))
 
         short_removed = any(k[0] == "channel" and k[2] == "short_term" for k in removals)
         steps, removals = planner.workspace(channels, stored, short_removed=short_removed)
         await self._remove(outcome, stored, removals)
-        await asyncio.gather(*(self._write(outcome, stored, *step) for step in steps))
+        await asyncio.gather(*(self._write(outcome, stored, forgets, *step) for step in steps))
 
     async def _write(
-        self, outcome: MemoryRun, stored: dict[Key, Memory], key: Key, prompt: Prompt
+        self,
+        outcome: MemoryRun,
+        stored: dict[Key, Memory],
+        forgets: dict[str, float],
+        key: Key,
+        prompt: Prompt,
     ) -> None:
         """Write one memory; on any failure keep the previous one and carry on."""
         try:
@@ -155,7 +166,11 @@ class MemoryService:
                 updated_at=read_at,
                 model=completion.model,
             )
-            await self._store(row)
+            if not await self._store(row, forgets):
+                logger.info(
+                    "memory %s not written: its channel was forgotten meanwhile", label(key)
+                )
+                return
         except Exception as error:
             logger.warning("memory %s not written, keeping the previous: %s", label(key), error)
             outcome.failed.append(label(key))
@@ -164,15 +179,23 @@ class MemoryService:
         outcome.written.append(label(key))
         logger.info("memory %s written (%d chars, source %s)", label(key), len(content), source_ts)
 
-    async def _store(self, row: Memory) -> None:
+    async def _store(self, row: Memory, forgets: dict[str, float]) -> bool:
+        """Write the memory unless a forget it was not made with has happened since (checked
+        in the same statement); False when it was not written."""
         values = row.model_dump(exclude={"id"})
-        statement = upsert(self._dialect, Memory).values(**values)
+        columns = Memory.__table__.c  # type: ignore[attr-defined]
+        source = select_columns(*(literal(v, columns[k].type) for k, v in values.items())).where(
+            unchanged(scope=row.scope, scope_id=row.scope_id, records=forgets)
+        )
+        statement = upsert(self._dialect, Memory).from_select(list(values), source)
         statement = statement.on_conflict_do_update(
             index_elements=["scope", "scope_id", "kind"],
             set_={k: v for k, v in values.items() if k not in ("scope", "scope_id", "kind")},
         )
         async with self._engine.begin() as connection:
-            await connection.execute(statement)
+            await take_turns(connection)
+            result = await connection.execute(statement)
+        return bool(result.rowcount)
 
     async def _remove(self, outcome: MemoryRun, stored: dict[Key, Memory], keys: list[Key]) -> None:
         if not keys:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -58,6 +58,11 @@ class Planner:
     short_term_hours: float
     now: float
     me: Self
+    # channel id -> when its memories were forgotten: only later messages feed them.
+    forgets: dict[str, float] = field(default_factory=dict)
+
+    def _after(self, channel_id: str) -> float:
+        return self.forgets.get(channel_id, 0.0)
 
     def _render(self, template: str, messages: list[ChatMessage], **values: object) -> Written:
         prompt = render(
@@ -102,7 +107,7 @@ class Planner:
         async def prompt(session: AsyncSession) -> Written | None:
             since = self.now - self.short_term_hours * 3600
             messages = await sources.window_messages(
-                session, channel=channel_id, since=since, me=self.me
+                session, channel=channel_id, since=since, me=self.me, after=self._after(channel_id)
             )
             if not messages:
                 return None
@@ -118,6 +123,7 @@ class Planner:
                 after_ts=previous.source_ts if previous else "",
                 edited_after=previous.updated_at if previous else self.now,
                 me=self.me,
+                after=self._after(channel_id),
             )
             if not messages:
                 return None
@@ -135,7 +141,9 @@ class Planner:
         """After a deletion: from the stored messages alone, so nothing deleted lingers."""
 
         async def prompt(session: AsyncSession) -> Written | None:
-            messages = await sources.latest_messages(session, channel=channel_id, me=self.me)
+            messages = await sources.latest_messages(
+                session, channel=channel_id, me=self.me, after=self._after(channel_id)
+            )
             if not messages:
                 return None
             return self._render(
@@ -163,7 +171,11 @@ class Planner:
     def _thread(self, channel_id: str, thread_ts: str, name: str) -> Prompt:
         async def prompt(session: AsyncSession) -> Written | None:
             messages = await sources.thread_messages(
-                session, channel=channel_id, thread_ts=thread_ts, me=self.me
+                session,
+                channel=channel_id,
+                thread_ts=thread_ts,
+                me=self.me,
+                after=self._after(channel_id),
             )
             if not any(m.thread_ts for m in messages):
                 return None

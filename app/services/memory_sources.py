@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, case, func, or_
 from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.db.models import Channel, Message
+from app.db.models import Channel, ChannelControl, Message
 from app.domain import ChatMessage
 from app.services.context import Self, load_people, to_chat
 from app.slack.events import CONVERSATIONAL_SUBTYPES
@@ -41,6 +42,18 @@ def _live() -> ColumnElement[bool]:
     return and_(col(Message.deleted).is_(False), conversational())
 
 
+def _remembered() -> ColumnElement[bool]:
+    """Written after the channel's memories were last forgotten (app.services.memory_control);
+    needs the outer join of `_with_forget_records`."""
+    return col(Message.created_at) > func.coalesce(col(ChannelControl.forgotten_at), 0.0)
+
+
+def _with_forget_records(statement: Any) -> Any:
+    return statement.outerjoin(
+        ChannelControl, col(ChannelControl.channel) == col(Message.channel)
+    ).where(_remembered())
+
+
 def _edit(live: bool) -> ColumnElement[float]:
     deleted = col(Message.deleted).is_(not live)
     return func.coalesce(func.max(case((deleted, col(Message.edited_at)))), 0.0)
@@ -54,9 +67,11 @@ async def channel_activity(
     newest_active = func.max(case((and_(_live(), created >= active_since), ts)))
     newest_short = func.max(case((and_(_live(), created >= short_since), ts)))
     rows = await (await session.connection()).execute(
-        select_columns(col(Message.channel), newest_active, newest_short, _edit(True), _edit(False))
-        .where(created >= min(active_since, short_since))
-        .group_by(col(Message.channel))
+        _with_forget_records(
+            select_columns(
+                col(Message.channel), newest_active, newest_short, _edit(True), _edit(False)
+            ).where(created >= min(active_since, short_since))
+        ).group_by(col(Message.channel))
     )
     active: dict[str, Activity] = {}
     short: dict[str, Activity] = {}
@@ -74,15 +89,15 @@ async def thread_activity(
     """Threads with a reply since `since`, keyed by (channel, thread_ts)."""
     channel, thread_ts = col(Message.channel), col(Message.thread_ts)
     rows = await (await session.connection()).execute(
-        select_columns(
-            channel,
-            thread_ts,
-            func.max(case((_live(), col(Message.ts)))),
-            _edit(True),
-            _edit(False),
-        )
-        .where(thread_ts != "", col(Message.created_at) >= since)
-        .group_by(channel, thread_ts)
+        _with_forget_records(
+            select_columns(
+                channel,
+                thread_ts,
+                func.max(case((_live(), col(Message.ts)))),
+                _edit(True),
+                _edit(False),
+            ).where(thread_ts != "", col(Message.created_at) >= since)
+        ).group_by(channel, thread_ts)
     )
     return {
         (row[0], row[1]): Activity(row[2], float(row[3]), float(row[4]))
@@ -118,12 +133,14 @@ async def _chat(session: AsyncSession, rows: Sequence[Message], me: Self) -> lis
 
 
 async def window_messages(
-    session: AsyncSession, *, channel: str, since: float, me: Self
+    session: AsyncSession, *, channel: str, since: float, me: Self, after: float = 0.0
 ) -> list[ChatMessage]:
-    """The channel's live messages since `since` (threads included), the newest that fit."""
+    """The channel's live messages since `since` (threads included), the newest that fit.
+    `after`, here and below: only messages written after it (the channel's forget record)."""
     rows = await session.exec(  # type: ignore[call-overload]
         select(Message)
         .where(Message.channel == channel, Message.created_at >= since, _live())
+        .where(col(Message.created_at) > after)
         .order_by(Message.ts.desc())  # type: ignore[attr-defined]
         .limit(SOURCE_MESSAGE_LIMIT)
     )
@@ -131,13 +148,19 @@ async def window_messages(
 
 
 async def new_messages(
-    session: AsyncSession, *, channel: str, after_ts: str, edited_after: float, me: Self
+    session: AsyncSession,
+    *,
+    channel: str,
+    after_ts: str,
+    edited_after: float,
+    me: Self,
+    after: float = 0.0,
 ) -> list[ChatMessage]:
     """Messages newer than `after_ts` or edited since `edited_after`, the oldest first, so a
     long backlog is folded in over several runs."""
     rows = await session.exec(  # type: ignore[call-overload]
         select(Message)
-        .where(Message.channel == channel, _live())
+        .where(Message.channel == channel, _live(), col(Message.created_at) > after)
         .where(or_(col(Message.ts) > after_ts, col(Message.edited_at) > edited_after))
         .order_by(Message.ts)  # type: ignore[arg-type]
         .limit(SOURCE_MESSAGE_LIMIT)
@@ -152,11 +175,13 @@ async def new_messages(
     return await _chat(session, kept, me)
 
 
-async def latest_messages(session: AsyncSession, *, channel: str, me: Self) -> list[ChatMessage]:
+async def latest_messages(
+    session: AsyncSession, *, channel: str, me: Self, after: float = 0.0
+) -> list[ChatMessage]:
     """The channel's newest live messages that fit, oldest first (a memory made afresh)."""
     rows = await session.exec(  # type: ignore[call-overload]
         select(Message)
-        .where(Message.channel == channel, _live())
+        .where(Message.channel == channel, _live(), col(Message.created_at) > after)
         .order_by(Message.ts.desc())  # type: ignore[attr-defined]
         .limit(SOURCE_MESSAGE_LIMIT)
     )
@@ -164,12 +189,12 @@ async def latest_messages(session: AsyncSession, *, channel: str, me: Self) -> l
 
 
 async def thread_messages(
-    session: AsyncSession, *, channel: str, thread_ts: str, me: Self
+    session: AsyncSession, *, channel: str, thread_ts: str, me: Self, after: float = 0.0
 ) -> list[ChatMessage]:
     """The thread's parent first, then its newest replies that fit, oldest first."""
     rows = await session.exec(  # type: ignore[call-overload]
         select(Message)
-        .where(Message.channel == channel, _live())
+        .where(Message.channel == channel, _live(), col(Message.created_at) > after)
         .where(or_(col(Message.thread_ts) == thread_ts, col(Message.ts) == thread_ts))
         .order_by(Message.ts.desc())  # type: ignore[attr-defined]
         .limit(SOURCE_MESSAGE_LIMIT)
@@ -180,7 +205,12 @@ async def thread_messages(
     if not parent:
         parent = (
             await session.exec(  # type: ignore[call-overload]
-                select(Message).where(Message.channel == channel, Message.ts == thread_ts, _live())
+                select(Message).where(
+                    Message.channel == channel,
+                    Message.ts == thread_ts,
+                    _live(),
+                    col(Message.created_at) > after,
+                )
             )
         ).all()
     return await _chat(session, [*parent, *replies], me)

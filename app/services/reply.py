@@ -18,6 +18,7 @@ from app.services.context import ContextBuilder
 from app.services.history import ThreadHistory
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
+from app.services.voice import OwnVoice
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
 from app.slack.mrkdwn import format_reply
@@ -72,6 +73,7 @@ class ReplyService:
         history: ThreadHistory,
         identity: Identity,
         locks: ConversationLocks,
+        voice: OwnVoice,
         history_limit: int,
     ) -> None:
         self._engine = engine
@@ -82,6 +84,7 @@ class ReplyService:
         self._history = history
         self._identity = identity
         self._locks = locks
+        self._voice = voice
         self._limit = history_limit
 
     async def run(
@@ -119,13 +122,18 @@ class ReplyService:
         ):
             logger.info("reply skipped: the message moved into its thread")
             return []
-        claim = await claims.claim(
-            self._engine,
-            channel=channel,
-            thread_ts=thread_ts,
-            trigger_ts=trigger.ts,
-            reason=reason,
-        )
+        async with self._voice.turn(
+            channel=channel, thread_ts=thread_ts, trigger_ts=trigger.ts, reason=reason
+        ) as allowed:
+            if not allowed:  # own-voice limits (app.services.voice); logged there
+                return []
+            claim = await claims.claim(
+                self._engine,
+                channel=channel,
+                thread_ts=thread_ts,
+                trigger_ts=trigger.ts,
+                reason=reason,
+            )
         if claim is None:
             logger.info("reply skipped: message %s was already answered", trigger.ts)
             return []

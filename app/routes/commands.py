@@ -1,0 +1,135 @@
+"""POST /slack/commands: the `/tomo` slash command (SPEC §2, §3.11).
+
+Signed and verified exactly like events (401 on a bad signature); the body is form-encoded.
+The answer is ephemeral (only the person who ran the command sees it) and leaves within
+ANSWER_SECONDS, well inside Slack's 3 s: a command still running then is answered "still on
+it" and finishes in the background, its answer sent to the command's response_url, like the
+work that comes after an answer (the workspace memory rebuilt after a forget).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from app.logs import log_context
+from app.runtime import Runtime
+from app.services.command_texts import say
+from app.services.commands import Answer, Commands
+from app.slack.commands import SlashCommand, parse_command
+from app.slack.response_url import respond
+from app.slack.verify import verify_slack_signature
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter()
+
+PATH = "/slack/commands"
+MAX_BODY_BYTES = 64 * 1024  # a command's form is a few hundred bytes
+ANSWER_SECONDS = 2.0
+
+
+def commands(runtime: Runtime) -> Commands:
+    rebuild = runtime.worker.memory if runtime.worker is not None else runtime.memory.run
+    return Commands(
+        engine=runtime.engine,
+        timers=runtime.timers,
+        voice=runtime.voice,
+        persona_name=runtime.settings.PERSONA_NAME,
+        auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
+        rebuild_memories=lambda: rebuild(wait=True),
+    )
+
+
+def ephemeral(text: str) -> JSONResponse:
+    return JSONResponse({"response_type": "ephemeral", "text": text})
+
+
+async def _body(request: Request) -> bytes | None:
+    """The body, or None when it is larger than MAX_BODY_BYTES."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post(PATH, response_model=None)
+async def slash_command(request: Request) -> JSONResponse:
+    runtime: Runtime = request.app.state.runtime
+    body = await _body(request)
+    if body is None:
+        return JSONResponse({"error": "request body larger than 64 KiB"}, status_code=413)
+    secret = runtime.settings.SLACK_SIGNING_SECRET.get_secret_value()
+    if not verify_slack_signature(body, request.headers, signing_secret=secret):
+        logger.warning("rejected a command with a missing, stale or invalid signature")
+        return JSONResponse({"error": "invalid signature"}, status_code=401)
+    command = parse_command(body)
+    if command is None:
+        return JSONResponse({"error": "not a slash command"}, status_code=400)
+    with log_context(channel=command.channel_id):
+        logger.info("command %s %r from %s", command.command, command.text[:100], command.user_id)
+        return await _answer(runtime, command)
+
+
+async def _answer(runtime: Runtime, command: SlashCommand) -> JSONResponse:
+    service = commands(runtime)
+    deadline = asyncio.get_running_loop().time() + ANSWER_SECONDS
+    language = "en"
+    try:
+        language = await asyncio.wait_for(service.language(command), ANSWER_SECONDS / 4)
+    except Exception as error:  # a slow or failing database: English it is
+        logger.warning("could not tell the language of the command: %r", error)
+    work = asyncio.ensure_future(service.answer(command, language=language))
+    try:
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        answer = await asyncio.wait_for(asyncio.shield(work), left)
+    except TimeoutError:
+        logger.warning("command still running after %.1f s: answering later", ANSWER_SECONDS)
+        runtime.spawn(_finish(runtime, command, work, language), "command")
+        return ephemeral(say(language, "still_working"))
+    except Exception:
+        logger.exception("command failed")
+        return ephemeral(say(language, "failed"))
+    if answer.later is not None:
+        runtime.spawn(_later(runtime, command, answer), "command-later")
+    return ephemeral(answer.text)
+
+
+async def _finish(
+    runtime: Runtime, command: SlashCommand, work: asyncio.Future[Answer], language: str
+) -> None:
+    try:
+        answer = await work
+    except Exception:
+        logger.exception("command failed")
+        await _tell(runtime, command, say(language, "failed"))
+        return
+    await _tell(runtime, command, answer.text)
+    if answer.later is not None:
+        await _later(runtime, command, answer)
+
+
+async def _later(runtime: Runtime, command: SlashCommand, answer: Answer) -> None:
+    assert answer.later is not None
+    with log_context(channel=command.channel_id):
+        try:
+            text = await answer.later()
+        except Exception:
+            logger.exception("the work after a command failed")
+            text = say(answer.language, "failed")
+        if text:
+            await _tell(runtime, command, text)
+
+
+async def _tell(runtime: Runtime, command: SlashCommand, text: str) -> Any:
+    return await respond(command.response_url, text, api_url=runtime.settings.SLACK_API_URL)

@@ -1,0 +1,42 @@
+"""What `/tomo` answers, in English or Japanese: `templates/commands/{en,ja}.j2`, one macro per
+answer (Slack mrkdwn). Jinja2 is imported at the first answer, not at start-up."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from app.prompts import TEMPLATES, format_time, jinja
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+LANGUAGES = ("en", "ja")
+
+
+def slack_time(epoch: float) -> str:
+    """A time Slack shows in the reader's own time zone and locale (UTC where it cannot)."""
+    return f"<!date^{int(epoch)}^{{date_short_pretty}} {{time}}|{format_time(epoch)}>"
+
+
+def escape(text: str) -> str:
+    """Text shown as it is: Slack's control characters escaped, so nothing in it links,
+    mentions or pings."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoted(text: str) -> str:
+    return "\n".join(f">{line}" for line in escape(text).splitlines() or [""])
+
+
+@cache
+def _environment() -> Environment:
+    env = jinja(TEMPLATES / "commands", autoescape=False)
+    env.filters["when"] = slack_time
+    return env
+
+
+def say(language: str, answer: str, **values: Any) -> str:
+    """The text of one answer (`answer`: a macro of the language's template)."""
+    module = _environment().get_template(f"{language}.j2").module
+    return str(getattr(module, answer)(**values)).strip()

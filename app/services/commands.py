@@ -1,0 +1,194 @@
+"""What `/tomo` does (SPEC §3.11): help, status, quiet, mentions-only, normal, memory, forget.
+
+Each command is answered from the database and the timers alone, in milliseconds; work that
+needs the model (the workspace memory rebuilt after a forget) is returned as `later`, for the
+route to run after the answer and report through the command's response_url.
+
+The answer's language: Japanese when the command's text is written in Japanese (`/tomo 静かに
+2時間`); otherwise the language of the person's latest message in the workspace (last 7 days),
+since command words like `status` tell nothing; English when there is none.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import col
+
+from app.db.models import Memory, Message
+from app.jobs.timers import JUDGMENT, REPLY, Timers
+from app.services.channel_modes import Mode, set_mode
+from app.services.command_texts import escape, quoted, say
+from app.services.command_words import Action, BadDuration, is_japanese, parse_duration
+from app.services.command_words import parse_words as parse_command_words
+from app.services.memory_control import forget_channel, remembered
+from app.services.recall import clip
+from app.services.voice import OwnVoice
+from app.slack.commands import SlashCommand
+
+logger = logging.getLogger(__name__)
+
+LANGUAGE_LOOKBACK_SECONDS = 7 * 86400.0
+MEMORY_CHARS = {"long_term": 1500, "short_term": 800, "summary": 300}  # one memory, shown
+MEMORY_ANSWER_CHARS = 3500  # all of them (Slack shows about 4,000 characters unfolded)
+
+Later = Callable[[], Awaitable[str | None]]
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    language: str
+    later: Later | None = None  # after the answer: returns a follow-up text, or None
+
+
+class Commands:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        timers: Timers,
+        voice: OwnVoice,
+        persona_name: str,
+        auto_reply_channels: frozenset[str],
+        rebuild_memories: Callable[[], Awaitable[object]],
+    ) -> None:
+        self._engine = engine
+        self._timers = timers
+        self._voice = voice
+        self._persona = persona_name
+        self._auto_reply = auto_reply_channels
+        self._rebuild_memories = rebuild_memories
+
+    async def language(self, command: SlashCommand) -> str:
+        if is_japanese(command.text):
+            return "ja"
+        since = time.time() - LANGUAGE_LOOKBACK_SECONDS
+        async with self._engine.connect() as connection:
+            latest = await connection.execute(
+                select(col(Message.text))
+                .where(
+                    col(Message.user_id) == command.user_id,
+                    col(Message.created_at) >= since,
+                    col(Message.deleted).is_(False),
+                )
+                .order_by(col(Message.created_at).desc())
+                .limit(1)
+            )
+            text = latest.scalar_one_or_none()
+        return "ja" if text and is_japanese(text) else "en"
+
+    async def answer(self, command: SlashCommand, *, language: str) -> Answer:
+        parsed = parse_command_words(command.text)
+        channel, user = command.channel_id, command.user_id
+
+        def reply(answer: str, later: Later | None = None, **values: Any) -> Answer:
+            return Answer(say(language, answer, **values), language, later)
+
+        if parsed.action is Action.HELP:
+            return reply("help", persona=self._persona)
+        if parsed.action is Action.UNKNOWN:
+            return reply("unknown", words=escape(parsed.words), persona=self._persona)
+        if parsed.action is Action.STATUS:
+            return reply("status", **await self._status(channel))
+        if parsed.action is Action.QUIET:
+            until = None
+            if parsed.argument:
+                try:
+                    until = time.time() + parse_duration(parsed.argument)
+                except BadDuration:
+                    return reply("bad_duration", given=escape(parsed.argument))
+            await self._set(channel, Mode.QUIET, user=user, until=until)
+            return reply("quiet_set", until=until)
+        if parsed.action is Action.MENTIONS_ONLY:
+            await self._set(channel, Mode.MENTIONS_ONLY, user=user)
+            return reply("mentions_only_set")
+        if parsed.action is Action.NORMAL:
+            await self._set(channel, Mode.NORMAL, user=user)
+            return reply("normal_set")
+        if parsed.action is Action.MEMORY:
+            return reply("memory", **await self._memory(channel))
+        forgotten = await forget_channel(self._engine, channel=channel, user=user)
+        logger.info(
+            "channel %s forgotten by %s: %d memories deleted", channel, user, forgotten.memories
+        )
+        return reply(
+            "forget_done",
+            later=lambda: self._after_forget(language, forgotten.at),
+            count=forgotten.memories,
+        )
+
+    async def _set(
+        self, channel: str, mode: Mode, *, user: str, until: float | None = None
+    ) -> None:
+        await set_mode(self._engine, channel=channel, mode=mode, user=user, quiet_until=until)
+        logger.info(
+            "channel %s mode set to %s%s by %s",
+            channel,
+            mode.value,
+            f" until {until:.0f}" if until else "",
+            user,
+        )
+
+    async def _status(self, channel: str) -> dict[str, Any]:
+        now = time.time()
+        mode = await self._voice.mode(channel, now=now)
+        activity = await self._voice.activity(channel, now=now)
+        timers = [
+            t
+            for t in self._timers.list()
+            if t.channel == channel and t.kind in (JUDGMENT, REPLY) and t.seconds_left is not None
+        ]
+        cooldown_left = 0.0
+        if activity.last_joined_at is not None:
+            cooldown_left = max(0.0, activity.last_joined_at + self._voice.cooldown - now)
+        return {
+            "persona": self._persona,
+            "mode": mode,
+            "timers": sorted(timers, key=lambda t: t.seconds_left or 0.0),
+            "last_joined_at": activity.last_joined_at,
+            "replies_today": activity.replies_today,
+            "cooldown": self._voice.cooldown,
+            "cooldown_left": cooldown_left,
+            "cap": self._voice.daily_cap,
+            "auto_reply": channel in self._auto_reply,
+        }
+
+    async def _memory(self, channel: str) -> dict[str, Any]:
+        async with self._engine.connect() as connection:
+            memories = await remembered(connection, channel)
+        mode = await self._voice.mode(channel)
+        items, left = [], MEMORY_ANSWER_CHARS
+        for memory in memories:
+            content = clip(memory.content, MEMORY_CHARS.get(memory.kind, 300)) or ""
+            if len(content) > left:
+                break
+            left -= len(content)
+            items.append(
+                {
+                    "kind": memory.kind,
+                    "thread_ts": memory.scope_id.partition(":")[2] or "0",
+                    "updated_at": memory.updated_at,
+                    "quoted": quoted(content),
+                }
+            )
+        return {"items": items, "forgotten_at": mode.forgotten_at}
+
+    async def _after_forget(self, language: str, forgotten_at: float) -> str:
+        """Rebuild the workspace memory now (waiting for a memory pass under way), then say
+        whether there is one."""
+        await self._rebuild_memories()
+        async with self._engine.connect() as connection:
+            rebuilt = await connection.execute(
+                select(col(Memory.id)).where(
+                    col(Memory.scope) == "workspace", col(Memory.updated_at) >= forgotten_at
+                )
+            )
+            found = rebuilt.first() is not None
+        return say(language, "forget_rebuilt" if found else "forget_no_workspace_memory")
