@@ -54,6 +54,11 @@ class Directory:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    @property
+    def busy(self) -> bool:
+        """Whether a lookup or a history fetch is still under way."""
+        return bool(self._tasks)
+
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()

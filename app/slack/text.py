@@ -15,7 +15,10 @@ from typing import Any
 # Attachment flags of a message quoted inside another: a forward or "share message", or the
 # preview Slack unfurls from a link to a message.
 SHARE_FLAGS = ("is_share", "is_msg_unfurl", "is_reply_unfurl")
-MAX_DEPTH = 4  # nested lists and quotes; forwards of forwards
+MAX_DEPTH = 6  # nested rich text lists
+RICH_CONTAINERS = frozenset(
+    {"rich_text_section", "rich_text_list", "rich_text_quote", "rich_text_preformatted"}
+)
 
 
 def readable_text(raw: dict[str, Any]) -> str:
@@ -72,20 +75,22 @@ def _text_object(value: Any) -> str:
 
 
 def _rich(element: dict[str, Any], depth: int) -> str:
+    """A rich_text element: a section, list, quote or code block (quotes and code blocks
+    hold inline elements directly; lists hold sections, and lists)."""
     kind = element.get("type")
-    if kind == "rich_text_section":
-        return "".join(_inline(e) for e in _dicts(element.get("elements")))
+    if kind not in RICH_CONTAINERS:
+        return _inline(element)
     if depth >= MAX_DEPTH:
         return ""
-    items = [_rich(e, depth + 1) for e in _dicts(element.get("elements"))]
+    parts = [_rich(e, depth + 1) for e in _dicts(element.get("elements"))]
     if kind == "rich_text_list":
         ordered = element.get("style") == "ordered"
-        return "\n".join(f"{f'{n}.' if ordered else '•'} {item}" for n, item in enumerate(items, 1))
+        return "\n".join(f"{f'{n}.' if ordered else '•'} {p}" for n, p in enumerate(parts, 1))
     if kind == "rich_text_quote":
-        return "\n".join(f"> {line}" for item in items for line in item.split("\n"))
+        return "\n".join(f"> {line}" for line in "".join(parts).split("\n"))
     if kind == "rich_text_preformatted":
-        return "```\n" + "".join(items) + "\n```"
-    return ""
+        return "```\n" + "".join(parts) + "\n```"
+    return "".join(parts)
 
 
 def _inline(element: dict[str, Any]) -> str:
@@ -105,6 +110,8 @@ def _inline(element: dict[str, Any]) -> str:
         return f"<!{_string(element.get('range'))}>"
     if kind == "emoji":
         return f":{_string(element.get('name'))}:"
+    if kind == "message_mention":
+        return f"[a message in <#{_string(element.get('channel_id'))}>]"
     if kind == "date":
         return _string(element.get("fallback"))
     if kind == "color":
