@@ -22,6 +22,7 @@ class Identity:
         self.enterprise_id: str | None = None
         self.app_id: str | None = None
         self.known = asyncio.Event()
+        self._installation = Installation(bot_user_id=None, team_id=None)
 
     def know(
         self,
@@ -34,12 +35,12 @@ class Identity:
     ) -> None:
         self.user_id, self.bot_id, self.team_id = user_id, bot_id, team_id
         self.enterprise_id, self.app_id = enterprise_id, app_id
+        self._installation = Installation(user_id, team_id, enterprise_id, app_id)
         self.known.set()
 
     def foreign(self, envelope: dict[str, Any]) -> str | None:
         """Why an event is for another app or workspace, or None when it is tomo's (no I/O)."""
-        me = Installation(self.user_id, self.team_id, self.enterprise_id, self.app_id)
-        return foreign_reason(envelope, me)
+        return foreign_reason(envelope, self._installation)
 
     def know_from_event(self, envelope: dict[str, Any]) -> None:
         """Until auth.test has answered, take the bot user id from an event's authorizations,

@@ -30,6 +30,9 @@ def foreign_reason(envelope: dict[str, Any], me: Installation) -> str | None:
         return f"another app ({app_id})"
     authorizations = envelope.get("authorizations")
     if isinstance(authorizations, list) and authorizations:
+        first = authorizations[0]
+        if me.bot_user_id and isinstance(first, dict) and first.get("user_id") == me.bot_user_id:
+            return None  # the usual case: delivered for tomo's own bot user
         entries = [a for a in authorizations if isinstance(a, dict)]
         if entries and (me.bot_user_id or me.team_id):
             if not any(_names_me(entry, me) for entry in entries):
