@@ -70,7 +70,7 @@ def skip_reason(context: Context, *, latest_ts: str, reason: str) -> str | None:
     if trigger is None or turns[-1].from_self:
         return "nothing left to answer"
     if latest_ts and reason in DIRECT and float(trigger.ts) < float(latest_ts):
-        return "the message to answer is not a person's"
+        return "the message to answer is gone, or not a person's"
     if latest_ts and reason not in DIRECT and trigger.ts != latest_ts:
         return "the conversation moved on since the judgment"
     if (
