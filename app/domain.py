@@ -14,8 +14,14 @@ class ChatMessage:
     text: str
     created_at: float
     from_self: bool  # posted by tomo itself
-    from_bot: bool = False
+    from_bot: bool = False  # not a person: a bot, Slackbot, a user whose users.info is_bot
     edited: bool = False
+    note: bool = False  # a system message (a join, a topic, a pin): a labelled note at most
+
+    @property
+    def is_turn(self) -> bool:
+        """Someone said something readable: it may be a turn, the newest message, answered."""
+        return not self.note and bool(self.text.strip())
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,10 @@ class Context:
     workspace_short_term_memory: str | None = None
     channel_memories: dict[str, ChannelMemory] = field(default_factory=dict)
     thread_memories: dict[str, str] = field(default_factory=dict)
+    # Who and what the prompt would show without a name: people (and bots) never looked up,
+    # and the channel itself when it is not in the directory yet.
+    unnamed_people: frozenset[str] = frozenset()
+    channel_known: bool = True
 
     @property
     def channel_name(self) -> str:
@@ -73,3 +83,7 @@ class Context:
         if self.target_thread_ts:
             return self.conversation_history.get_thread(self.target_thread_ts)
         return self.conversation_history.top_level_messages
+
+    def target_turns(self) -> tuple[ChatMessage, ...]:
+        """The conversation's turns: its messages without the notes and the empty ones."""
+        return tuple(m for m in self.target_messages() if m.is_turn)

@@ -121,6 +121,13 @@ def build_runtime(
         reader=sqlite_reader(engine),
     )
     history = ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT)
+    recorder = Recorder(engine)
+    directory = Directory(
+        slack=slack,
+        engine=engine,
+        recorder=recorder,
+        history_limit=settings.CHANNEL_MESSAGES_LIMIT,
+    )
     reply = ReplyService(
         engine=engine,
         sessions=sessions,
@@ -131,6 +138,7 @@ def build_runtime(
         identity=identity,
         locks=locks,
         voice=voice,
+        learn=directory.learn,
         history_limit=settings.THREAD_HISTORY_LIMIT,
     )
     jobs = (
@@ -153,15 +161,9 @@ def build_runtime(
         identity=identity,
         locks=locks,
         voice=voice,
+        learn=directory.learn,
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
-    )
-    recorder = Recorder(engine)
-    directory = Directory(
-        slack=slack,
-        engine=engine,
-        recorder=recorder,
-        history_limit=settings.CHANNEL_MESSAGES_LIMIT,
     )
     runtime = Runtime(
         settings=settings,
@@ -194,6 +196,7 @@ def build_runtime(
 
 
 async def _after_identity(runtime: Runtime) -> None:
+    await runtime.directory.load_bots()
     await runtime.identity.learn(runtime.slack)
     await runtime.directory.sync_channels()
 

@@ -27,7 +27,8 @@ from sqlalchemy import event
 
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
-from app.services.context import ContextBuilder, Persona, Self
+from app.services.chat import Self
+from app.services.context import ContextBuilder, Persona
 from bench.common import machine, median, percentile
 
 PEOPLE = 200

@@ -202,11 +202,87 @@ async def test_users_info(slack: FakeSlack, client: AsyncWebClient) -> None:
 
     response = await client.users_info(user="U1")
 
-    assert response["user"]["profile"] == {"display_name": "Ana", "real_name": "Ana Lima"}
+    assert response["user"]["profile"]["display_name"] == "Ana"
+    assert response["user"]["profile"]["real_name"] == "Ana Lima"
     assert response["user"]["is_bot"] is False
+    assert response["user"]["deleted"] is False
     with pytest.raises(SlackApiError) as excinfo:
         await client.users_info(user="U404")
     assert excinfo.value.response["error"] == "user_not_found"
+
+
+@pytest.mark.asyncio
+async def test_users_info_bots_deleted_users_and_slackbot(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    """As Slack's user object reference shows them: a bot user carries its bot_id and app,
+    a legacy bot user is_bot without them, a deactivated account is `deleted`, and Slackbot
+    says is_bot false."""
+    slack.add_user("U7", name="legacy", real_name="Legacy bot", is_bot=True)
+    slack.add_user("U8", name="gone", display_name="Gone", deleted=True)
+
+    tomo = (await client.users_info(user="UBOT"))["user"]
+    legacy = (await client.users_info(user="U7"))["user"]
+    gone = (await client.users_info(user="U8"))["user"]
+    slackbot = (await client.users_info(user="USLACKBOT"))["user"]
+    bot = (await client.bots_info(bot="BBOT"))["bot"]
+
+    assert (tomo["is_bot"], tomo["profile"]["bot_id"], tomo["profile"]["api_app_id"]) == (
+        True,
+        "BBOT",
+        "A1",
+    )
+    assert legacy["is_bot"] is True and "bot_id" not in legacy["profile"]
+    assert gone["deleted"] is True and gone["profile"]["display_name"] == "Gone"
+    assert (slackbot["is_bot"], slackbot["profile"]["display_name"]) == (False, "Slackbot")
+    assert (bot["app_id"], bot["user_id"], bot["name"]) == ("A1", "UBOT", "tomo")
+    with pytest.raises(SlackApiError) as excinfo:
+        await client.bots_info(bot="B404")
+    assert excinfo.value.response["error"] == "bot_not_found"
+
+
+@pytest.mark.asyncio
+async def test_conversations_info_channels_group_dms_and_dms(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.add_channel("C1", "general")
+    slack.add_channel("G1", "mpdm-ana--bob--tomo-1", is_mpim=True)
+    slack.add_channel("D1", "", is_im=True, user="U1")
+
+    general = (await client.conversations_info(channel="C1"))["channel"]
+    group = (await client.conversations_info(channel="G1"))["channel"]
+    direct = (await client.conversations_info(channel="D1"))["channel"]
+
+    assert (general["name"], general["is_channel"], general["is_private"]) == (
+        "general",
+        True,
+        False,
+    )
+    assert (group["is_mpim"], group["is_private"]) == (True, True)
+    assert direct["is_im"] is True and direct["user"] == "U1" and "name" not in direct
+    with pytest.raises(SlackApiError) as excinfo:
+        await client.conversations_info(channel="C404")
+    assert excinfo.value.response["error"] == "channel_not_found"
+
+
+@pytest.mark.asyncio
+async def test_replies_name_the_parent_user_and_show_a_deleted_parent_as_its_tombstone(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.add_message("C1", ts="100.000000", text="parent", user="U1")
+    slack.add_message("C1", ts="101.000000", text="reply", user="U2", thread_ts="100.000000")
+
+    before = (await client.conversations_replies(channel="C1", ts="100.000000"))["messages"]
+    slack.delete_parent("C1", "100.000000")
+    after = (await client.conversations_replies(channel="C1", ts="100.000000"))["messages"]
+
+    assert before[1]["parent_user_id"] == "U1"
+    assert (after[0]["subtype"], after[0]["user"], after[0]["hidden"]) == (
+        "tombstone",
+        "USLACKBOT",
+        True,
+    )
+    assert after[0]["reply_count"] == 1 and after[1]["text"] == "reply"
 
 
 @pytest.mark.asyncio

@@ -66,6 +66,7 @@ def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
         "bot_id": message.bot_id,
         "text": message.text,
         "subtype": message.subtype,
+        "kind": message.kind.value,
         "channel_type": message.channel_type,
         "created_at": message.created_at,
         "edited_at": None,
@@ -164,10 +165,16 @@ def _apply(
             return bool(result.rowcount)
         return False
     if isinstance(change, MessageEdited):
+        # An unfurl or attachment update refreshes the text only: not "(edited)", and no
+        # news for the memories built from the message.
+        values: dict[str, Any] = {"text": change.text}
+        if change.edited:
+            values["edited_at"] = change.edited_at
         result = connection.execute(
             update(Message)
             .where(Message.channel == change.channel, Message.ts == change.ts)  # type: ignore[arg-type]
-            .values(text=change.text, edited_at=change.edited_at)
+            .where(Message.deleted == False)  # type: ignore[arg-type]  # noqa: E712
+            .values(**values)
         )
         return bool(result.rowcount)
     if isinstance(change, MessageDeleted):

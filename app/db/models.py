@@ -55,9 +55,11 @@ class Message(SQLModel, table=True):
     bot_id: str | None = Field(default=None, max_length=32)
     text: str = ""
     subtype: str | None = Field(default=None, max_length=64)
+    # What kind of message it is (app.slack.kinds): "conversational" or "system".
+    kind: str = Field(default="conversational", max_length=16)
     channel_type: str | None = Field(default=None, max_length=16)
     created_at: float = 0.0
-    edited_at: float | None = None
+    edited_at: float | None = None  # a person's last edit (or the deletion); not an unfurl
     deleted: bool = False
 
 

@@ -83,16 +83,27 @@ class ReplaySlack(SlackClient):
         return [dict(m) for m in reversed(top[-limit:])]  # newest first, like Slack
 
     async def member_conversations(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": channel_id,
-                "name": name,
-                "is_im": kind == "im",
-                "is_private": kind in ("group", "mpim", "im"),
-                **({"user": name} if kind == "im" else {}),
-            }
-            for channel_id, (name, kind) in self._channels.items()
-        ]
+        return [self._conversation(channel_id) for channel_id in self._channels]
+
+    def _conversation(self, channel_id: str) -> dict[str, Any]:
+        name, kind = self._channels[channel_id]
+        return {
+            "id": channel_id,
+            "name": name,
+            "is_im": kind == "im",
+            "is_private": kind in ("group", "mpim", "im"),
+            **({"user": name} if kind == "im" else {}),
+        }
+
+    async def conversation_info(self, channel: str) -> dict[str, Any]:
+        if channel not in self._channels:
+            raise SlackError("conversations.info", "channel_not_found")
+        return self._conversation(channel)
+
+    async def bot_info(self, bot_id: str) -> dict[str, Any]:
+        if bot_id != BOT_ID:
+            raise SlackError("bots.info", "bot_not_found")
+        return {"id": BOT_ID, "name": self._persona_name, "user_id": BOT_USER_ID}
 
     async def user_info(self, user_id: str) -> dict[str, Any]:
         if user_id == BOT_USER_ID:

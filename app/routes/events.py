@@ -126,6 +126,11 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
     """Record the event and act on it; False when it could not be recorded."""
     event_id = payload.get("event_id")
     event_id = str(event_id) if event_id else None
+    foreign = runtime.identity.foreign(payload)
+    if foreign is not None:
+        with log_context(event_id=event_id):
+            logger.info("event for %s acknowledged and ignored", foreign)
+        return True
     runtime.identity.know_from_event(payload)
     event = parse_event(payload)
     change: Change = None
@@ -134,6 +139,7 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
             event,
             bot_user_id=runtime.identity.user_id,
             auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
+            bot_users=runtime.directory.bot_users,
         )
         change = NewMessage(event, route)
         context = log_context(

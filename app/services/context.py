@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,10 +31,14 @@ from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, Memory, Message, Person
-from app.domain import ChannelMessages, ChatMessage, Context
+from app.domain import Context
+from app.services.chat import Self, author_id, split_channel, to_chat
 from app.services.recall import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 
 TARGET_THREAD_LIMIT = 200
+
+# Looks up a channel's and people's names and waits for them (Directory.learn).
+Learn = Callable[..., Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -43,71 +47,16 @@ class Persona:
     prompt: str
 
 
-@dataclass(frozen=True)
-class Self:
-    user_id: str | None
-    bot_id: str | None
-
-    def wrote(self, row: Message) -> bool:
-        return bool(
-            (self.user_id and row.user_id == self.user_id)
-            or (self.bot_id and row.bot_id == self.bot_id)
-        )
-
-
-def display_name(person: Person | None, user_id: str | None) -> str:
-    if person is not None:
-        return person.display_name or person.real_name or person.name or person.id
-    return user_id or "unknown"
-
-
-def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Self) -> list[ChatMessage]:
-    return [
-        ChatMessage(
-            ts=row.ts,
-            thread_ts=row.thread_ts,
-            user_id=row.user_id,
-            author=display_name(people.get(row.user_id or ""), row.user_id or row.bot_id),
-            text=row.text,
-            created_at=row.created_at,
-            from_self=me.wrote(row),
-            from_bot=bool(row.bot_id) or not row.user_id,
-            edited=row.edited_at is not None,
-        )
-        for row in rows
-    ]
-
-
-def split_channel(
-    channel: Channel,
-    messages: Sequence[ChatMessage],
-    target: Sequence[ChatMessage] = (),
-    *,
-    target_thread_ts: str = "",
-) -> ChannelMessages:
-    """Top-level messages and threads (parent first) from a flat list; the target thread's
-    messages are merged in whole so the conversation at hand is never cut off."""
-    by_ts = {m.ts: m for m in (*messages, *target)}
-    ordered = sorted(by_ts.values(), key=lambda m: float(m.ts))
-    top = tuple(m for m in ordered if not m.thread_ts)
-    threads: dict[str, list[ChatMessage]] = {target_thread_ts: []} if target_thread_ts else {}
-    for message in ordered:
-        if message.thread_ts:
-            threads.setdefault(message.thread_ts, []).append(message)
-    thread_messages = {}
-    for thread_ts, replies in threads.items():
-        parent = by_ts.get(thread_ts)
-        thread_messages[thread_ts] = ((parent,) if parent else ()) + tuple(replies)
-    return ChannelMessages(channel.id, channel.name or channel.id, top, thread_messages)
-
-
 def _table(model: type[SQLModel]) -> Table:
     return model.__table__  # type: ignore[attr-defined,no-any-return]
 
 
 MESSAGES, CHANNELS, PEOPLE, MEMORIES = (_table(m) for m in (Message, Channel, Person, Memory))
 _M = MESSAGES.c
-_CHAT_COLUMNS = (_M.ts, _M.thread_ts, _M.user_id, _M.bot_id, _M.text, _M.created_at, _M.edited_at)
+_CHAT_COLUMNS = (
+    *(_M.ts, _M.thread_ts, _M.user_id, _M.bot_id, _M.text, _M.subtype, _M.kind),
+    *(_M.created_at, _M.edited_at),
+)
 # Built once, with bind parameters: a context is built for every judgment and reply, and
 # building these expressions (and their cache keys) anew cost more than running them.
 # Rows come back as Core rows, not ORM objects, which cost ~25 µs each to make.
@@ -237,6 +186,7 @@ class ContextBuilder:
             target_thread_ts=thread_ts,
         )
         recalled = recall(rows.memories, channel_id=channel_id, channels=rows.channels)
+        authors = {author_id(r) for r in (*rows.recent, *rows.target)} - {None}
         return Context(
             persona_name=self._persona.name,
             persona_prompt=self._persona.prompt,
@@ -247,7 +197,28 @@ class ContextBuilder:
             workspace_short_term_memory=recalled.workspace.get("short_term"),
             channel_memories=recalled.channels,
             thread_memories=recalled.threads,
+            unnamed_people=frozenset(a for a in authors if a and a not in rows.people),
+            channel_known=channel_id in rows.channels,
         )
+
+    async def build_named(
+        self,
+        session: AsyncSession,
+        *,
+        channel_id: str,
+        thread_ts: str,
+        me: Self,
+        learn: Learn,
+    ) -> Context:
+        """`build`, after `learn` has looked up the channel and the people the context would
+        show without a name (SPEC §3.2: every author and channel in a prompt has its name)."""
+        context = await self.build(session, channel_id=channel_id, thread_ts=thread_ts, me=me)
+        if not context.unnamed_people and context.channel_known:
+            return context
+        await learn(
+            channel=None if context.channel_known else channel_id, people=context.unnamed_people
+        )
+        return await self.build(session, channel_id=channel_id, thread_ts=thread_ts, me=me)
 
     def _read(self, channel_id: str, thread_ts: str, now: float) -> _Rows:
         assert self.reader is not None
@@ -274,7 +245,7 @@ class ContextBuilder:
             target = connection.execute(
                 _TARGET_THREAD, {"channel": channel_id, "thread": thread_ts}
             ).all()  # type: ignore[assignment]
-        user_ids = {r.user_id for r in (*recent, *target) if r.user_id}
+        user_ids = {a for r in (*recent, *target) if (a := author_id(r))}
         return _Rows(
             memories=memories,
             channels={c.id: c for c in found.all()},  # type: ignore[misc]

@@ -1,4 +1,9 @@
-"""Channels and people (SPEC §3.8): what the bot is a member of, and people's display names."""
+"""Channels and people (SPEC §3.2, §3.8): what the bot is a member of, and people's names.
+
+Names are learnt off the ack path: in the background after a message (`note_people`), and,
+for what a prompt is about to show without a name (a channel first seen in an event, people
+seen only in thread history), by the job that builds the prompt, which waits for `learn`.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,18 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import col
 
 from app.db.dialects import upsert
 from app.db.messages import store_messages
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
-from app.slack.events import message_from_raw
+from app.slack.events import IncomingMessage, history_message
+from app.slack.kinds import SLACKBOT
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +41,23 @@ class Directory:
         self._recorder = recorder  # its writer stores channels and people
         self._history_limit = history_limit
         self._dialect = engine.dialect.name
-        self._people_fresh: dict[str, float] = {}
+        self._looked_up: dict[str, float] = {}  # person or channel: when (back-dated on failure)
+        self._lookups: dict[str, asyncio.Task[None]] = {}  # under way, by person or channel
         self._tasks: set[asyncio.Task[None]] = set()
+        # Users whose users.info says is_bot (legacy bot users have no bot_id): routing
+        # records their messages only. Filled by load_bots and by every users.info answer.
+        self.bot_users: set[str] = set()
 
-    def _spawn(self, coroutine: Any) -> None:
+    def _spawn(self, coroutine: Any) -> asyncio.Task[None]:
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
+
+    @property
+    def busy(self) -> bool:
+        """Whether a lookup or a history fetch is still under way."""
+        return bool(self._tasks)
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -68,19 +86,7 @@ class Directory:
             logger.warning("could not list the bot's channels: %s", error)
             return 0
         now = time.time()
-        rows = [
-            {
-                "id": str(c["id"]),
-                "team_id": str(c.get("context_team_id") or c.get("team") or ""),
-                "name": str(c.get("name") or c.get("user") or c["id"]),
-                "is_private": bool(c.get("is_private")),
-                "is_im": bool(c.get("is_im")),
-                "is_member": True,
-                "updated_at": now,
-            }
-            for c in channels
-            if c.get("id")
-        ]
+        rows = [_channel_row(c, now) for c in channels if c.get("id")]
         await self._upsert(Channel, rows, ["id"])
         logger.info("bot is a member of %d conversations", len(rows))
         return len(rows)
@@ -89,33 +95,80 @@ class Directory:
         """Fetch in the background the names of people not seen lately (no I/O here)."""
         now = time.time()
         for user_id in user_ids:
-            if user_id and now - self._people_fresh.get(user_id, 0.0) > PERSON_TTL_SECONDS:
-                self._people_fresh[user_id] = now
-                self._spawn(self.fetch_person(user_id))
+            if user_id and now - self._looked_up.get(user_id, 0.0) > PERSON_TTL_SECONDS:
+                self._lookup(user_id, self.fetch_person(user_id))
+
+    def _lookup(self, key: str, coroutine: Any) -> asyncio.Task[None]:
+        """Start a lookup, remembered while it runs so a job can wait for it."""
+        self._looked_up[key] = time.time()
+        task = self._spawn(coroutine)
+        self._lookups[key] = task
+        task.add_done_callback(lambda _: self._lookups.pop(key, None))
+        return task
 
     async def fetch_person(self, user_id: str) -> None:
+        """A person's (or a bot user's) names from users.info; a bot id's (`B…`, a bot
+        without a user) from bots.info."""
+        method = "bots.info" if user_id.startswith("B") else "users.info"
         try:
-            user = await self._slack.user_info(user_id)
+            if method == "bots.info":
+                row = _bot_row(user_id, await self._slack.bot_info(user_id))
+            else:
+                row = _person_row(user_id, await self._slack.user_info(user_id))
         except SlackError as error:
             # Try again after a while, not on this person's very next message.
-            self._people_fresh[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
-            logger.warning("users.info %s failed: %s", user_id, error)
+            self._looked_up[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
+            logger.warning("%s %s failed: %s", method, user_id, error)
             return
-        profile = user.get("profile") or {}
-        row = {
-            "id": user_id,
-            "team_id": str(user.get("team_id") or ""),
-            "name": str(user.get("name") or ""),
-            "display_name": str(profile.get("display_name") or ""),
-            "real_name": str(profile.get("real_name") or user.get("real_name") or ""),
-            "is_bot": bool(user.get("is_bot")),
-            "fetched_at": time.time(),
-        }
+        if row["is_bot"]:
+            self.bot_users.add(user_id)
+        else:
+            self.bot_users.discard(user_id)
         try:
             await self._upsert(Person, [row], ["id"])
         except Exception as error:  # the database is busy or away: the name can wait
-            self._people_fresh[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
+            self._looked_up[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
             logger.warning("could not store %s's name: %s", user_id, error)
+
+    async def fetch_channel(self, channel: str) -> None:
+        """A channel's name from conversations.info (one first seen in an event)."""
+        try:
+            info = await self._slack.conversation_info(channel)
+        except SlackError as error:
+            self._looked_up[channel] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
+            logger.warning("conversations.info %s failed: %s", channel, error)
+            return
+        if not info.get("id"):
+            return
+        try:
+            await self._upsert(Channel, [_channel_row(info, time.time())], ["id"])
+        except Exception as error:
+            logger.warning("could not store the name of %s: %s", channel, error)
+
+    async def learn(self, *, channel: str | None, people: Iterable[str]) -> None:
+        """Look up, and wait for, the channel and the people a prompt would show unnamed. A
+        lookup under way is waited for; one that failed lately is not made again (the prompt
+        then shows the id)."""
+        now = time.time()
+        keys = [*dict.fromkeys(people), *([channel] if channel else [])]
+        waits = []
+        for key in keys:
+            if key in self._lookups:
+                waits.append(self._lookups[key])
+            elif now - self._looked_up.get(key, 0.0) > PERSON_TTL_SECONDS:
+                lookup = self.fetch_channel(key) if key == channel else self.fetch_person(key)
+                waits.append(self._lookup(key, lookup))
+        await asyncio.gather(*(asyncio.shield(w) for w in waits), return_exceptions=True)
+
+    async def load_bots(self) -> None:
+        """The bot users already known, for routing (after a restart)."""
+        try:
+            async with self._engine.connect() as connection:
+                found = await connection.execute(select(col(Person.id)).where(col(Person.is_bot)))
+        except Exception as error:
+            logger.warning("could not read the known bot users: %s", error)
+            return
+        self.bot_users.update(found.scalars())
 
     def on_bot_joined(self, channel: str) -> None:
         self._spawn(self.fetch_recent_history(channel))
@@ -127,10 +180,50 @@ class Directory:
         except SlackError as error:
             logger.warning("could not fetch the history of %s: %s", channel, error)
             return 0
-        messages = [m for r in raw if (m := message_from_raw(r, channel=channel)) is not None]
+        messages = [m for r in raw if (m := history_message(r, channel=channel)) is not None]
         async with self._engine.begin() as connection:
             await store_messages(connection, messages)
         await self.sync_channels()
-        self.note_people(m.user_id for m in messages)
+        self.note_people(m.user_id for m in messages if isinstance(m, IncomingMessage))
         logger.info("stored %d messages of newly joined %s", len(messages), channel)
         return len(messages)
+
+
+def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
+    """A conversation of users.conversations or conversations.info as a Channel row; a DM has
+    no name, so it goes by the other person's id."""
+    return {
+        "id": str(channel["id"]),
+        "team_id": str(channel.get("context_team_id") or channel.get("team") or ""),
+        "name": str(channel.get("name") or channel.get("user") or channel["id"]),
+        "is_private": bool(channel.get("is_private")),
+        "is_im": bool(channel.get("is_im")),
+        "is_member": True,
+        "updated_at": now,
+    }
+
+
+def _person_row(user_id: str, user: dict[str, Any]) -> dict[str, Any]:
+    profile = user.get("profile") or {}
+    return {
+        "id": user_id,
+        "team_id": str(user.get("team_id") or ""),
+        "name": str(user.get("name") or ""),
+        "display_name": str(profile.get("display_name") or ""),
+        "real_name": str(profile.get("real_name") or user.get("real_name") or ""),
+        # Slackbot answers is_bot false, yet is not a person (app.slack.kinds).
+        "is_bot": bool(user.get("is_bot")) or user_id == SLACKBOT,
+        "fetched_at": time.time(),
+    }
+
+
+def _bot_row(bot_id: str, bot: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": bot_id,
+        "team_id": "",
+        "name": str(bot.get("name") or ""),
+        "display_name": str(bot.get("name") or ""),
+        "real_name": "",
+        "is_bot": True,
+        "fetched_at": time.time(),
+    }

@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.messages import store_messages
 from app.slack.client import SlackClient, SlackError
-from app.slack.events import message_from_raw
+from app.slack.events import history_message
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,8 @@ class ThreadHistory:
                 error.rate_limited,
             )
             return False
-        messages = [m for r in raw if (m := message_from_raw(r, channel=channel)) is not None]
+        # A deleted parent comes back as its tombstone: the thread goes on without it.
+        messages = [m for r in raw if (m := history_message(r, channel=channel)) is not None]
         async with self._engine.begin() as connection:
             await store_messages(connection, messages)
         return True

@@ -6,8 +6,9 @@ import asyncio
 import logging
 from typing import Any
 
-from app.services.context import Self
-from app.slack.client import SlackClient, SlackError
+from app.services.chat import Self
+from app.slack.client import BotIdentity, SlackClient, SlackError
+from app.slack.envelope import Installation, foreign_reason
 from app.slack.events import bot_authorization
 
 logger = logging.getLogger(__name__)
@@ -18,11 +19,28 @@ class Identity:
         self.user_id: str | None = None
         self.bot_id: str | None = None
         self.team_id: str | None = None
+        self.enterprise_id: str | None = None
+        self.app_id: str | None = None
         self.known = asyncio.Event()
+        self._installation = Installation(bot_user_id=None, team_id=None)
 
-    def know(self, *, user_id: str, bot_id: str | None, team_id: str | None) -> None:
+    def know(
+        self,
+        *,
+        user_id: str,
+        bot_id: str | None,
+        team_id: str | None,
+        enterprise_id: str | None = None,
+        app_id: str | None = None,
+    ) -> None:
         self.user_id, self.bot_id, self.team_id = user_id, bot_id, team_id
+        self.enterprise_id, self.app_id = enterprise_id, app_id
+        self._installation = Installation(user_id, team_id, enterprise_id, app_id)
         self.known.set()
+
+    def foreign(self, envelope: dict[str, Any]) -> str | None:
+        """Why an event is for another app or workspace, or None when it is tomo's (no I/O)."""
+        return foreign_reason(envelope, self._installation)
 
     def know_from_event(self, envelope: dict[str, Any]) -> None:
         """Until auth.test has answered, take the bot user id from an event's authorizations,
@@ -55,6 +73,32 @@ class Identity:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 60.0)
                 continue
-            self.know(user_id=bot.user_id, bot_id=bot.bot_id, team_id=bot.team_id)
-            logger.info("bot user id %s (bot id %s, team %s)", bot.user_id, bot.bot_id, bot.team_id)
+            app_id = bot.app_id or await self._app_id(slack, bot)
+            self.know(
+                user_id=bot.user_id,
+                bot_id=bot.bot_id,
+                team_id=bot.team_id,
+                enterprise_id=bot.enterprise_id,
+                app_id=app_id,
+            )
+            logger.info(
+                "bot user id %s (bot id %s, team %s, app %s)",
+                bot.user_id,
+                bot.bot_id,
+                bot.team_id,
+                app_id,
+            )
             return
+
+    async def _app_id(self, slack: SlackClient, bot: BotIdentity) -> str | None:
+        """The app's id from bots.info, when auth.test did not name it (without it, events
+        of another app are still told apart by their authorizations)."""
+        if not bot.bot_id:
+            return None
+        try:
+            info = await slack.bot_info(bot.bot_id)
+        except SlackError as error:
+            logger.warning("bots.info failed; the app id stays unknown: %s", error)
+            return None
+        app_id = info.get("app_id")
+        return app_id if isinstance(app_id, str) and app_id else None

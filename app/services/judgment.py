@@ -15,7 +15,7 @@ from app.domain import ChatMessage, Context
 from app.jobs.timers import JUDGMENT
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.services.context import ContextBuilder
+from app.services.context import ContextBuilder, Learn
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
 from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
@@ -25,11 +25,12 @@ logger = logging.getLogger(__name__)
 
 
 def skip_reason(context: Context, *, max_age: float) -> str | None:
-    """Why this conversation needs no judgment (and no LLM call), or None."""
-    messages = context.target_messages()
-    if not messages:
+    """Why this conversation needs no judgment (and no LLM call), or None. Its newest message
+    is its newest turn: notes (a join, a topic) and empty messages are not one."""
+    turns = context.target_turns()
+    if not turns:
         return "no messages"
-    newest: ChatMessage = messages[-1]
+    newest: ChatMessage = turns[-1]
     if newest.from_self:
         return "tomo spoke last"
     if newest.from_bot:
@@ -51,11 +52,13 @@ class JudgmentService:
         identity: Identity,
         locks: ConversationLocks,
         voice: OwnVoice,
+        learn: Learn,
         max_age: float,
         max_delay: float,
     ) -> None:
         self._sessions = sessions
         self._builder = builder
+        self._learn = learn
         self._llm = llm
         self._identity = identity
         self._locks = locks
@@ -76,11 +79,16 @@ class JudgmentService:
 
     async def _judge(self, channel: str, thread_ts: str) -> Judgment | None:
         async with self._sessions() as session:
-            context = await self._builder.build(
-                session, channel_id=channel, thread_ts=thread_ts, me=self._identity.me()
+            context = await self._builder.build_named(
+                session,
+                channel_id=channel,
+                thread_ts=thread_ts,
+                me=self._identity.me(),
+                learn=self._learn,
             )
             reason = skip_reason(context, max_age=self._max_age)
-            newest = context.target_messages()[-1] if context.target_messages() else None
+            turns = context.target_turns()
+            newest = turns[-1] if turns else None
             if reason is None and newest is not None:
                 already = await session.exec(
                     select(Judgment.id).where(

@@ -11,7 +11,7 @@ from app.db.models import Channel, Memory
 from app.domain import ChatMessage
 from app.prompts import render
 from app.services import memory_sources as sources
-from app.services.context import Self
+from app.services.chat import Self
 from app.services.memory_sources import Activity
 from app.services.recall import clip
 

@@ -17,8 +17,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, ChannelControl, Message
 from app.domain import ChatMessage
-from app.services.context import Self, load_people, to_chat
-from app.slack.events import CONVERSATIONAL_SUBTYPES
+from app.services.chat import Self, to_chat
+from app.services.context import load_people
+from app.slack.kinds import MessageKind
 
 SOURCE_MESSAGE_LIMIT = 200  # messages one memory call reads at most
 SOURCE_CHAR_LIMIT = 40_000  # and their text at most, the newest kept
@@ -34,8 +35,7 @@ class Activity:
 
 
 def conversational() -> ColumnElement[bool]:
-    talk = [s for s in CONVERSATIONAL_SUBTYPES if s is not None]
-    return or_(col(Message.subtype).is_(None), col(Message.subtype).in_(talk))
+    return col(Message.kind) == MessageKind.CONVERSATIONAL.value
 
 
 def _live() -> ColumnElement[bool]:

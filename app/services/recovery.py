@@ -12,6 +12,7 @@ from app.db.models import Judgment, Message, Reply
 from app.services import claims
 from app.services.conversations import Conversations
 from app.services.routing import RouteKind
+from app.slack.kinds import MessageKind
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +31,12 @@ async def restore_timers(
     interrupted = await claims.interrupt_unfinished(session)
     if interrupted:
         logger.warning("%d reply(ies) were cut short by the last stop", interrupted)
+    # A conversation's newest message is its newest turn: a note (a join, a topic) or a
+    # message with nothing to read never hides the message still owed a judgment or a reply.
     rows = await session.exec(
         select(Message)
         .where(Message.created_at >= since, Message.deleted == False)  # noqa: E712
+        .where(Message.kind == MessageKind.CONVERSATIONAL.value, Message.text != "")
         .order_by(Message.ts)  # type: ignore[arg-type]
     )
     newest: dict[tuple[str, str], Message] = {}

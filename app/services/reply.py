@@ -14,7 +14,7 @@ from app.jobs.timers import REPLY
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services import claims
-from app.services.context import ContextBuilder
+from app.services.context import ContextBuilder, Learn
 from app.services.history import ThreadHistory
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
@@ -55,9 +55,31 @@ def conversation_turns(
 
 
 def newest_human(context: Context) -> ChatMessage | None:
-    for message in reversed(context.target_messages()):
+    """The newest turn a person wrote (not tomo, not a bot, not Slackbot)."""
+    for message in reversed(context.target_turns()):
         if not message.from_self and not message.from_bot:
             return message
+    return None
+
+
+def skip_reason(context: Context, *, latest_ts: str, reason: str) -> str | None:
+    """Why there is nothing to answer, or None. A mention, DM or auto-reply answers the
+    person's message that set the timer, or a newer one of theirs; a judgment's reply answers
+    exactly the message judged."""
+    turns = context.target_turns()
+    trigger = newest_human(context)
+    if trigger is None or turns[-1].from_self:
+        return "nothing left to answer"
+    if latest_ts and reason in DIRECT and float(trigger.ts) < float(latest_ts):
+        return "the message to answer is gone, or not a person's"
+    if latest_ts and reason not in DIRECT and trigger.ts != latest_ts:
+        return "the conversation moved on since the judgment"
+    if (
+        not context.target_thread_ts
+        and reason not in DIRECT
+        and context.conversation_history.get_thread(trigger.ts)
+    ):
+        return "the message moved into its thread"
     return None
 
 
@@ -74,6 +96,7 @@ class ReplyService:
         identity: Identity,
         locks: ConversationLocks,
         voice: OwnVoice,
+        learn: Learn,
         history_limit: int,
     ) -> None:
         self._engine = engine
@@ -85,6 +108,7 @@ class ReplyService:
         self._identity = identity
         self._locks = locks
         self._voice = voice
+        self._learn = learn
         self._limit = history_limit
 
     async def run(
@@ -104,23 +128,17 @@ class ReplyService:
             # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
             await self._history.refresh(channel=channel, thread_ts=thread_ts)
         async with self._sessions() as session:
-            context = await self._builder.build(
-                session, channel_id=channel, thread_ts=thread_ts, me=self._identity.me()
+            context = await self._builder.build_named(
+                session,
+                channel_id=channel,
+                thread_ts=thread_ts,
+                me=self._identity.me(),
+                learn=self._learn,
             )
-        messages = context.target_messages()
+        skip = skip_reason(context, latest_ts=latest_ts, reason=reason)
         trigger = newest_human(context)
-        if trigger is None or messages[-1].from_self:
-            logger.info("reply skipped: nothing left to answer")
-            return []
-        if reason not in DIRECT and latest_ts and trigger.ts != latest_ts:
-            logger.info("reply skipped: the conversation moved on since the judgment")
-            return []
-        if (
-            not thread_ts
-            and reason not in DIRECT
-            and context.conversation_history.get_thread(trigger.ts)
-        ):
-            logger.info("reply skipped: the message moved into its thread")
+        if skip is not None or trigger is None:
+            logger.info("reply skipped: %s", skip)
             return []
         async with self._voice.turn(
             channel=channel, thread_ts=thread_ts, trigger_ts=trigger.ts, reason=reason
@@ -140,7 +158,10 @@ class ReplyService:
 
         system = render("reply.j2", context=context)
         turns = conversation_turns(
-            messages, trigger_ts=trigger.ts, limit=self._limit, threaded=bool(thread_ts)
+            context.target_turns(),
+            trigger_ts=trigger.ts,
+            limit=self._limit,
+            threaded=bool(thread_ts),
         )
         try:
             completion = await self._llm.complete(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.slack.events import BOT_SUBTYPES, IncomingMessage
+from app.slack.events import IncomingMessage
+from app.slack.kinds import NO_BOTS, is_person
 
 
 class RouteKind(StrEnum):
@@ -21,12 +23,15 @@ class Route:
     reason: str = ""  # for replies: mention, dm, auto_reply
 
 
-def is_from_bot(message: IncomingMessage, *, bot_user_id: str | None) -> bool:
-    return (
-        bool(message.bot_id)
-        or message.subtype in BOT_SUBTYPES
-        or not message.user_id
-        or (bot_user_id is not None and message.user_id == bot_user_id)
+def is_from_bot(
+    message: IncomingMessage, *, bot_user_id: str | None, bot_users: Container[str] = NO_BOTS
+) -> bool:
+    """Not a person: tomo itself, another bot, Slackbot, or a user known to be a bot."""
+    return (bot_user_id is not None and message.user_id == bot_user_id) or not is_person(
+        user_id=message.user_id,
+        bot_id=message.bot_id,
+        subtype=message.subtype,
+        bot_users=bot_users,
     )
 
 
@@ -35,9 +40,18 @@ def mentions_bot(message: IncomingMessage, *, bot_user_id: str | None) -> bool:
 
 
 def route_message(
-    message: IncomingMessage, *, bot_user_id: str | None, auto_reply_channels: frozenset[str]
+    message: IncomingMessage,
+    *,
+    bot_user_id: str | None,
+    auto_reply_channels: frozenset[str],
+    bot_users: Container[str] = NO_BOTS,
 ) -> Route:
-    if is_from_bot(message, bot_user_id=bot_user_id) or not message.conversational:
+    """Only a person's conversational message with something to read sets a timer."""
+    if (
+        not message.conversational
+        or not message.readable
+        or is_from_bot(message, bot_user_id=bot_user_id, bot_users=bot_users)
+    ):
         return Route(RouteKind.RECORD, message.thread_ts)
     if message.channel_type == "im":
         # Direct messages are answered where they were written.

@@ -49,6 +49,8 @@ class BotIdentity:
     user_id: str
     bot_id: str | None
     team_id: str | None
+    enterprise_id: str | None = None
+    app_id: str | None = None  # auth.test names it for some tokens only (else bots.info)
 
 
 class SlackClient:
@@ -120,8 +122,20 @@ class SlackClient:
     async def auth_test(self) -> BotIdentity:
         data = await self._call("auth.test")
         return BotIdentity(
-            user_id=str(data["user_id"]), bot_id=data.get("bot_id"), team_id=data.get("team_id")
+            user_id=str(data["user_id"]),
+            bot_id=data.get("bot_id"),
+            team_id=data.get("team_id"),
+            enterprise_id=data.get("enterprise_id") or None,
+            app_id=data.get("app_id") or None,
         )
+
+    async def bot_info(self, bot_id: str) -> dict[str, Any]:
+        data = await self._call("bots.info", bot=bot_id)
+        return dict(data.get("bot") or {})
+
+    async def conversation_info(self, channel: str) -> dict[str, Any]:
+        data = await self._call("conversations.info", channel=channel)
+        return dict(data.get("channel") or {})
 
     async def post_message(self, *, channel: str, text: str, thread_ts: str | None) -> str:
         params: dict[str, Any] = {

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# Subtypes that are people talking; every other subtype is recorded but triggers nothing.
-CONVERSATIONAL_SUBTYPES = frozenset({None, "file_share", "thread_broadcast", "me_message"})
-BOT_SUBTYPES = frozenset({"bot_message"})
+from app.slack.kinds import TOMBSTONE, MessageKind, is_hidden, subtype_kind
+from app.slack.text import readable_text
 
 
 @dataclass(frozen=True)
@@ -18,7 +17,7 @@ class IncomingMessage:
     thread_ts: str  # "" at the top level
     user_id: str | None
     bot_id: str | None
-    text: str
+    text: str  # what a person sees of it (app.slack.text)
     subtype: str | None
     channel_type: str | None
     app_mention: bool = False
@@ -28,20 +27,36 @@ class IncomingMessage:
         return float(self.ts)
 
     @property
+    def kind(self) -> MessageKind:
+        """Conversational or system (app.slack.kinds); a hidden message is never one of these."""
+        return subtype_kind(self.subtype)
+
+    @property
     def conversational(self) -> bool:
-        return self.subtype in CONVERSATIONAL_SUBTYPES
+        return self.kind is MessageKind.CONVERSATIONAL
+
+    @property
+    def readable(self) -> bool:
+        """Whether it shows anything to read: a message that shows nothing is no turn."""
+        return bool(self.text.strip())
 
 
 @dataclass(frozen=True)
 class MessageEdited:
+    """A changed message: a person's edit (`edited`), or Slack refreshing its content (a
+    link unfurled, an attachment updated), which is neither an edit nor news for memories."""
+
     channel: str
     ts: str
     text: str
-    edited_at: float
+    edited: bool
+    edited_at: float | None = None  # when edited
 
 
 @dataclass(frozen=True)
 class MessageDeleted:
+    """A deleted message, or a thread's parent deleted while its replies stay (a tombstone)."""
+
     channel: str
     ts: str
 
@@ -55,13 +70,8 @@ class MemberJoined:
 SlackEvent = IncomingMessage | MessageEdited | MessageDeleted | MemberJoined
 
 
-def message_text(raw: dict[str, Any]) -> str:
-    """The message text, with shared files named so a prompt knows they are there."""
-    text = str(raw.get("text") or "")
-    names = [str(f.get("name") or f.get("title") or "file") for f in raw.get("files") or []]
-    if names:
-        text = (text + "\n" if text else "") + " ".join(f"[file: {n}]" for n in names)
-    return text
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def message_from_raw(
@@ -72,23 +82,38 @@ def message_from_raw(
     channel_type: str | None = None,
     app_mention: bool = False,
 ) -> IncomingMessage | None:
-    """A message from an event or from conversations.history/replies; None if it has no ts."""
+    """A message from an event or from conversations.history/replies; None if it has no ts
+    or is no message to keep (hidden: `message_replied`, a tombstone)."""
     ts = raw.get("ts")
-    if not ts:
+    if not ts or is_hidden(raw):
         return None
+    ts = str(ts)
     thread_ts = str(raw.get("thread_ts") or "")
+    subtype = raw.get("subtype")
+    user, bot_id = raw.get("user"), raw.get("bot_id")
     return IncomingMessage(
         channel=channel,
-        ts=str(ts),
+        ts=ts,
         team_id=str(raw.get("team") or team_id or ""),
-        thread_ts="" if thread_ts == str(ts) else thread_ts,
-        user_id=raw.get("user"),
-        bot_id=raw.get("bot_id"),
-        text=message_text(raw),
-        subtype=raw.get("subtype"),
-        channel_type=channel_type or raw.get("channel_type"),
+        thread_ts="" if thread_ts == ts else thread_ts,
+        user_id=user if isinstance(user, str) and user else None,
+        bot_id=bot_id if isinstance(bot_id, str) and bot_id else None,
+        text=readable_text(raw),
+        # A subtype that is no string is no conversation (it reads as a system message).
+        subtype=subtype if subtype is None or isinstance(subtype, str) else "?",
+        channel_type=channel_type or _string(raw.get("channel_type")),
         app_mention=app_mention,
     )
+
+
+def history_message(raw: Any, *, channel: str) -> IncomingMessage | MessageDeleted | None:
+    """One message of conversations.history or conversations.replies: a message to store, a
+    deleted thread parent (its tombstone), or None for anything else."""
+    if not isinstance(raw, dict):
+        return None
+    if raw.get("subtype") == TOMBSTONE and raw.get("ts"):
+        return MessageDeleted(channel=channel, ts=str(raw["ts"]))
+    return message_from_raw(raw, channel=channel)
 
 
 def bot_authorization(envelope: dict[str, Any]) -> tuple[str, str | None] | None:
@@ -119,20 +144,49 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
         return None
     subtype = event.get("subtype")
     if subtype == "message_changed":
-        new = event.get("message") or {}
-        if not new.get("ts"):
-            return None
-        edited = (new.get("edited") or {}).get("ts") or event.get("event_ts") or new["ts"]
-        return MessageEdited(
-            channel=channel, ts=str(new["ts"]), text=message_text(new), edited_at=float(edited)
-        )
+        return _changed(event, channel)
     if subtype == "message_deleted":
-        deleted_ts = event.get("deleted_ts") or (event.get("previous_message") or {}).get("ts")
+        previous = event.get("previous_message")
+        deleted_ts = event.get("deleted_ts") or (
+            previous.get("ts") if isinstance(previous, dict) else None
+        )
         return MessageDeleted(channel=channel, ts=str(deleted_ts)) if deleted_ts else None
     return message_from_raw(
         event,
         channel=channel,
         team_id=team_id,
-        channel_type=event.get("channel_type"),
+        channel_type=_string(event.get("channel_type")),
         app_mention=kind == "app_mention",
     )
+
+
+def _edited_ts(message: dict[str, Any]) -> str | None:
+    edited = message.get("edited")
+    return _string(edited.get("ts")) if isinstance(edited, dict) else None
+
+
+def _epoch(value: str | None) -> float | None:
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def _changed(event: dict[str, Any], channel: str) -> MessageEdited | MessageDeleted | None:
+    """A `message_changed`: an edit only when it brings a new `edited` mark; a tombstone is
+    the thread's parent deleted; anything else refreshes the content (a link unfurled)."""
+    new, previous = event.get("message"), event.get("previous_message")
+    new = new if isinstance(new, dict) else {}
+    previous = previous if isinstance(previous, dict) else {}
+    ts = new.get("ts") or previous.get("ts")
+    if not ts:
+        return None
+    if new.get("subtype") == TOMBSTONE:
+        return MessageDeleted(channel=channel, ts=str(ts))
+    edited = _edited_ts(new)
+    if edited is not None and edited != _edited_ts(previous):
+        edited_at = _epoch(edited) or _epoch(_string(event.get("event_ts"))) or _epoch(str(ts))
+        return MessageEdited(
+            channel=channel, ts=str(ts), text=readable_text(new), edited=True, edited_at=edited_at
+        )
+    return MessageEdited(channel=channel, ts=str(ts), text=readable_text(new), edited=False)

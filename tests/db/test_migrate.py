@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
@@ -102,3 +103,58 @@ async def test_alembic_upgrade_head_from_the_command_line(
             assert TABLES <= await connection.run_sync(table_names)
     finally:
         await engine.dispose()
+
+
+def _upgrade_to(revision: str) -> Any:
+    def upgrade(connection: Connection) -> None:
+        from alembic import command
+
+        config = Config(str(PROJECT_ROOT / "alembic.ini"))
+        config.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+    return upgrade
+
+
+async def test_0003_classifies_the_messages_stored_before_it(database_url: str) -> None:
+    """Rows stored before message kinds existed: system subtypes become system rows (a hidden
+    message_replied stored as a message among them), tombstones from thread history become
+    deleted rows, and conversation stays conversation."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_upgrade_to("0002"))
+            for ts, subtype, text_ in [
+                ("1.000001", None, "hello"),
+                ("1.000002", "bot_message", "build passed"),
+                ("1.000003", "channel_join", "<@U2> has joined the channel"),
+                ("1.000004", "message_replied", ""),
+                ("1.000005", "tombstone", "This message was deleted."),
+                ("1.000006", "thread_broadcast", "also in the channel"),
+            ]:
+                await connection.execute(
+                    text(
+                        "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, "
+                        "route, text, subtype, created_at, deleted) VALUES ('C1', :ts, 'T1', '', "
+                        "'', 'record', :text, :subtype, 1, false)"
+                    ),
+                    {"ts": ts, "text": text_, "subtype": subtype},
+                )
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            rows = (
+                await connection.execute(
+                    text("SELECT ts, kind, deleted, text FROM message ORDER BY ts")
+                )
+            ).all()
+    finally:
+        await engine.dispose()
+    assert [(r[0], r[1], bool(r[2]), r[3]) for r in rows] == [
+        ("1.000001", "conversational", False, "hello"),
+        ("1.000002", "conversational", False, "build passed"),
+        ("1.000003", "system", False, "<@U2> has joined the channel"),
+        ("1.000004", "system", False, ""),
+        ("1.000005", "system", True, ""),
+        ("1.000006", "conversational", False, "also in the channel"),
+    ]

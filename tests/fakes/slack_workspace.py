@@ -2,65 +2,16 @@
 
 from __future__ import annotations
 
-import base64
 import copy
 import threading
 import time
 from typing import Any
 
+from tests.fakes import slack_shapes as shapes
+from tests.fakes.slack_paging import SlackError, by_ts, in_range, paginate, ts_micros
+
 Params = dict[str, Any]
 Message = dict[str, Any]
-
-
-class SlackError(Exception):
-    """Raised by a method to answer ``{"ok": false, "error": str(exc)}``."""
-
-
-def ts_micros(ts: str) -> int:
-    seconds, _, fraction = str(ts).partition(".")
-    return int(seconds) * 1_000_000 + int((fraction + "000000")[:6])
-
-
-def _by_ts(message: Message) -> int:
-    return ts_micros(message["ts"])
-
-
-def _limit(value: Any, default: int) -> int:
-    try:
-        parsed = int(value)
-    except (TypeError, ValueError):
-        return default
-    return parsed if parsed > 0 else default
-
-
-def _paginate(items: list[Any], key: str, params: Params, default_limit: int) -> dict[str, Any]:
-    limit = _limit(params.get("limit"), default_limit)
-    offset = 0
-    if params.get("cursor"):
-        try:
-            offset = int(base64.b64decode(str(params["cursor"])).decode().removeprefix("offset:"))
-        except ValueError as exc:
-            raise SlackError("invalid_cursor") from exc
-    end = offset + limit
-    has_more = end < len(items)
-    cursor = base64.b64encode(f"offset:{end}".encode()).decode() if has_more else ""
-    metadata = {"next_cursor": cursor}
-    return {"ok": True, key: items[offset:end], "has_more": has_more, "response_metadata": metadata}
-
-
-def _in_range(message: Message, params: Params) -> bool:
-    """Apply Slack's ``oldest`` / ``latest`` / ``inclusive`` filters."""
-    ts = _by_ts(message)
-    inclusive = str(params.get("inclusive", "")).lower() in {"1", "true"}
-    if params.get("oldest"):
-        oldest = ts_micros(params["oldest"])
-        if ts < oldest or (ts == oldest and not inclusive):
-            return False
-    if params.get("latest"):
-        latest = ts_micros(params["latest"])
-        if ts > latest or (ts == latest and not inclusive):
-            return False
-    return True
 
 
 class SlackWorkspace:
@@ -73,18 +24,29 @@ class SlackWorkspace:
         bot_user_id: str = "UBOT",
         bot_id: str = "BBOT",
         team: str = "Fake Team",
+        app_id: str = "A1",
     ) -> None:
         self.team_id, self.bot_user_id, self.bot_id, self.team = team_id, bot_user_id, bot_id, team
+        self.app_id = app_id
         self._lock = threading.Lock()
         self._clear_workspace()
 
     def _clear_workspace(self) -> None:
+        """An empty workspace, but for what every workspace has: Slackbot, and tomo itself
+        (its bot user and its bot)."""
         with self._lock:
             self._channels: dict[str, dict[str, Any]] = {}
-            self._users: dict[str, dict[str, Any]] = {}
+            self._users: dict[str, dict[str, Any]] = {
+                shapes.SLACKBOT: shapes.slackbot(self.team_id)
+            }
+            self._bots: dict[str, dict[str, Any]] = {}
             self._history: dict[str, list[Message]] = {}
             self._posted: list[dict[str, Any]] = []
             self._last_ts = 0
+        self.add_user(
+            self.bot_user_id, name="tomo", real_name="tomo", is_bot=True, bot_id=self.bot_id
+        )
+        self.add_bot(self.bot_id, name="tomo", user_id=self.bot_user_id)
 
     def add_channel(
         self,
@@ -93,14 +55,20 @@ class SlackWorkspace:
         *,
         is_private: bool = False,
         is_im: bool = False,
+        is_mpim: bool = False,
         member: bool = True,
         user: str | None = None,
     ) -> None:
-        """Add a conversation; ``user`` is the other party of an IM."""
-        channel: dict[str, Any] = {"id": id, "name": name, "is_channel": not is_im}
-        channel |= {"is_group": False, "is_im": is_im, "is_mpim": False}
-        channel |= {"is_private": is_private or is_im, "is_member": member}
-        channel |= {"user": user} if is_im and user else {}
+        """Add a conversation; ``user`` is the other party of an IM (which has no name)."""
+        channel = shapes.channel(
+            id,
+            name,
+            is_private=is_private,
+            is_im=is_im,
+            is_mpim=is_mpim,
+            member=member,
+            user=user,
+        )
         with self._lock:
             self._channels[id] = channel
 
@@ -112,12 +80,30 @@ class SlackWorkspace:
         display_name: str = "",
         real_name: str = "",
         is_bot: bool = False,
+        bot_id: str | None = None,
+        deleted: bool = False,
     ) -> None:
-        profile = {"display_name": display_name, "real_name": real_name}
-        user: dict[str, Any] = {"id": id, "team_id": self.team_id, "name": name}
-        user |= {"real_name": real_name, "deleted": False, "is_bot": is_bot, "profile": profile}
+        """A person; a bot user with ``is_bot`` (with its ``bot_id``, or none: a legacy bot
+        user); a deactivated account with ``deleted``."""
+        user = shapes.user(
+            id,
+            team_id=self.team_id,
+            name=name,
+            display_name=display_name,
+            real_name=real_name,
+            is_bot=is_bot,
+            bot_id=bot_id,
+            app_id=self.app_id if bot_id == self.bot_id else None,
+            deleted=deleted,
+        )
         with self._lock:
             self._users[id] = user
+
+    def add_bot(self, id: str, *, name: str, user_id: str | None = None) -> None:
+        """A bot for bots.info; tomo's own carries the app id."""
+        app_id = self.app_id if id == self.bot_id else f"A{id.removeprefix('B')}"
+        with self._lock:
+            self._bots[id] = shapes.bot(id, name=name, app_id=app_id, user_id=user_id)
 
     def add_message(
         self,
@@ -129,14 +115,26 @@ class SlackWorkspace:
         bot_id: str | None = None,
         thread_ts: str | None = None,
         subtype: str | None = None,
+        **fields: Any,
     ) -> None:
-        """Store a message; a reply has ``thread_ts`` = its parent's ts."""
+        """Store a message; a reply has ``thread_ts`` = its parent's ts. ``fields`` are any
+        other fields of Slack's message object (attachments, files, blocks, ...)."""
         message: Message = {"type": "message", "ts": ts, "text": text}
         optional = {"user": user, "bot_id": bot_id, "thread_ts": thread_ts, "subtype": subtype}
         message |= {key: value for key, value in optional.items() if value is not None}
+        message |= {"team": self.team_id} if user and not bot_id else {}
+        message |= fields
         with self._lock:
             self._history.setdefault(channel, []).append(message)
             self._last_ts = max(self._last_ts, ts_micros(ts))
+
+    def delete_parent(self, channel: str, ts: str) -> None:
+        """Delete a thread's parent as Slack does when it has replies: a tombstone stays."""
+        with self._lock:
+            history = self._history.get(channel, [])
+            for n, message in enumerate(history):
+                if message["ts"] == ts:
+                    history[n] = shapes.tombstone(message)
 
     def posts(self) -> list[dict[str, Any]]:
         """Messages posted through chat.postMessage: channel, text, thread_ts, ts."""
@@ -150,7 +148,7 @@ class SlackWorkspace:
     def history(self, channel: str) -> list[Message]:
         """Every stored message of ``channel`` (replies included), oldest first."""
         with self._lock:
-            return sorted(copy.deepcopy(self._history.get(channel, [])), key=_by_ts)
+            return sorted(copy.deepcopy(self._history.get(channel, [])), key=by_ts)
 
     def answer(self, method: str, params: Params) -> dict[str, Any] | None:
         """The response body of a built-in method, or None when the method is not built in."""
@@ -160,6 +158,7 @@ class SlackWorkspace:
             "conversations.replies": self._conversations_replies,
             "conversations.history": self._conversations_history,
             "conversations.info": self._conversations_info,
+            "bots.info": self._bots_info,
             "users.conversations": self._users_conversations,
             "users.info": self._users_info,
         }.get(method)
@@ -181,11 +180,12 @@ class SlackWorkspace:
         ts = message["ts"]
         if message.get("thread_ts", ts) != ts:
             return out
-        replies = sorted(self._replies(channel, ts), key=_by_ts)
+        replies = sorted(self._replies(channel, ts), key=by_ts)
         if replies:
             users = list(dict.fromkeys(m["user"] for m in replies if m.get("user")))
             out |= {"thread_ts": ts, "reply_count": len(replies), "reply_users": users}
             out |= {"reply_users_count": len(users), "latest_reply": replies[-1]["ts"]}
+            out |= {"is_locked": False, "subscribed": False}
         return out
 
     def _replies(self, channel: str, ts: str) -> list[Message]:
@@ -229,23 +229,25 @@ class SlackWorkspace:
         channel = self._channel(params)
         ts = str(params.get("ts") or "")
         parents = [m for m in self._history.get(channel, []) if m["ts"] == ts]
-        replies = [m for m in self._replies(channel, ts) if _in_range(m, params)]
+        replies = [m for m in self._replies(channel, ts) if in_range(m, params)]
         if not parents and not replies:
             raise SlackError("thread_not_found")
         thread = [self._with_thread_info(channel, m) for m in parents[:1]]
-        thread += [copy.deepcopy(m) for m in sorted(replies, key=_by_ts)]
-        return _paginate(thread, "messages", params, 1000)
+        parent_user = parents[0].get("user") if parents else None
+        for reply in sorted(replies, key=by_ts):
+            reply = copy.deepcopy(reply)
+            reply |= {"parent_user_id": parent_user} if parent_user else {}
+            thread.append(reply)
+        return paginate(thread, "messages", params, 1000)
 
     def _conversations_history(self, params: Params) -> dict[str, Any]:
         """Top-level messages and thread parents, newest first."""
         channel = self._channel(params)
         history = self._history.get(channel, [])
-        top = [
-            m for m in history if m.get("thread_ts", m["ts"]) == m["ts"] and _in_range(m, params)
-        ]
-        top.sort(key=_by_ts, reverse=True)
+        top = [m for m in history if m.get("thread_ts", m["ts"]) == m["ts"] and in_range(m, params)]
+        top.sort(key=by_ts, reverse=True)
         messages = [self._with_thread_info(channel, m) for m in top]
-        return _paginate(messages, "messages", params, 100)
+        return paginate(messages, "messages", params, 100)
 
     def _conversations_info(self, params: Params) -> dict[str, Any]:
         channel = str(params.get("channel") or "")
@@ -257,15 +259,24 @@ class SlackWorkspace:
         types = {t.strip() for t in str(params.get("types") or "public_channel").split(",")}
 
         def kind(c: dict[str, Any]) -> str:
-            return (
-                "im" if c["is_im"] else "private_channel" if c["is_private"] else "public_channel"
-            )
+            if c["is_im"] or c.get("is_mpim"):
+                return "im" if c["is_im"] else "mpim"
+            return "private_channel" if c["is_private"] else "public_channel"
 
-        channels = [c for c in self._channels.values() if c["is_member"] and kind(c) in types]
-        return _paginate(channels, "channels", params, 100)
+        # A DM has no is_member: the bot is always in its own DMs.
+        channels = [
+            c for c in self._channels.values() if c.get("is_member", True) and kind(c) in types
+        ]
+        return paginate(channels, "channels", params, 100)
 
     def _users_info(self, params: Params) -> dict[str, Any]:
         user = self._users.get(str(params.get("user") or ""))
         if user is None:
             raise SlackError("user_not_found")
         return {"ok": True, "user": user}
+
+    def _bots_info(self, params: Params) -> dict[str, Any]:
+        bot = self._bots.get(str(params.get("bot") or ""))
+        if bot is None:
+            raise SlackError("bot_not_found")
+        return {"ok": True, "bot": bot}

@@ -103,3 +103,40 @@ async def test_a_failing_users_info_is_not_retried_on_every_message(
             await tomo.message(text, user="U2")
         await asyncio.sleep(0.2)
     assert len(slack.calls_to("users.info")) == 2  # not asked again on every message
+
+
+async def test_bot_users_and_slackbot_are_known_as_bots_and_remembered_across_restarts(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    slack.add_user("U7", name="statusbot", real_name="Status bot", is_bot=True)  # legacy
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await tomo.message("status: green", user="U7")
+        await tomo.message("Reminder: standup.", user="USLACKBOT")
+        await wait_for(lambda: {"U7", "USLACKBOT"} <= tomo.runtime.directory.bot_users)
+        rows = await tomo.rows("SELECT id, is_bot FROM person WHERE id IN ('U7', 'USLACKBOT')")
+    assert sorted((r["id"], bool(r["is_bot"])) for r in rows) == [("U7", True), ("USLACKBOT", True)]
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await wait_for(lambda: "U7" in tomo.runtime.directory.bot_users, what="loaded at start")
+        ts = await tomo.message("<@UBOT> status?", user="U7")
+        route = await tomo.rows("SELECT route FROM message WHERE ts = :ts", ts=ts)
+    assert route == [{"route": "record"}]
+
+
+async def test_learn_waits_for_lookups_and_does_not_repeat_one_that_failed(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    slack.add_channel("C9", "late-channel", member=False)
+    slack.add_bot("B0CI", name="ci")
+    slack.fail("users.info", status=500, times=2)  # U404: slack-sdk retries once, then gives up
+    async with start_tomo() as tomo:
+        directory = tomo.runtime.directory
+        await directory.learn(channel="C9", people=["U404", "B0CI"])
+        await directory.learn(channel=None, people=["U404"])  # failed just now: not asked again
+        channels = await tomo.rows("SELECT name FROM channel WHERE id = 'C9'")
+        people = await tomo.rows("SELECT id, display_name, is_bot FROM person ORDER BY id")
+    assert channels == [{"name": "late-channel"}]
+    assert [(p["id"], p["display_name"], bool(p["is_bot"])) for p in people] == [
+        ("B0CI", "ci", True)
+    ]
+    assert [c["user"] for c in slack.calls_to("users.info")] == ["U404", "U404"]
+    assert [c["bot"] for c in slack.calls_to("bots.info")] == ["BBOT", "B0CI"]  # BBOT: app id

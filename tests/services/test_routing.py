@@ -18,8 +18,8 @@ def message(**overrides: object) -> IncomingMessage:
     return IncomingMessage(**fields)  # type: ignore[arg-type]
 
 
-def route(msg: IncomingMessage, auto: frozenset[str] = frozenset()):  # type: ignore[no-untyped-def]
-    return route_message(msg, bot_user_id="UBOT", auto_reply_channels=auto)
+def route(msg: IncomingMessage, auto: frozenset[str] = frozenset(), bots=frozenset()):  # type: ignore[no-untyped-def]
+    return route_message(msg, bot_user_id="UBOT", auto_reply_channels=auto, bot_users=bots)
 
 
 def test_plain_message_goes_to_judgment_of_its_conversation() -> None:
@@ -59,3 +59,27 @@ def test_auto_reply_channel_and_file_share_and_broadcast() -> None:
     assert route(message(), frozenset({"C1"})).reason == "auto_reply"
     assert route(message(subtype="file_share")).kind is RouteKind.JUDGMENT
     assert route(message(subtype="thread_broadcast", thread_ts="1.0")).kind is RouteKind.JUDGMENT
+
+
+def test_slackbot_and_known_bot_users_are_record_only_even_when_they_mention_tomo() -> None:
+    assert route(message(user_id="USLACKBOT", channel_type="im")).kind is RouteKind.RECORD
+    assert route(message(user_id="USLACKBOT", text="Reminder: standup.")).kind is RouteKind.RECORD
+    legacy = message(user_id="U7", text="<@UBOT> status: green")
+    assert route(legacy).kind is RouteKind.REPLY  # not known to be a bot yet
+    assert route(legacy, bots=frozenset({"U7"})).kind is RouteKind.RECORD
+
+
+def test_a_message_with_nothing_to_read_is_record_only() -> None:
+    assert route(message(text="")).kind is RouteKind.RECORD
+    assert route(message(text="  \n", channel_type="im")).kind is RouteKind.RECORD
+
+
+def test_every_system_subtype_is_record_only() -> None:
+    for subtype in (
+        "channel_topic",
+        "channel_purpose",
+        "pinned_item",
+        "huddle_thread",
+        "reminder_add",
+    ):
+        assert route(message(subtype=subtype, text="<@UBOT> look")).kind is RouteKind.RECORD

@@ -1,12 +1,22 @@
-"""Reading an event_callback's envelope: who it was delivered for."""
+"""Reading an event_callback: who it was delivered for, and what it asks to be recorded."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.slack.events import bot_authorization
+from app.slack.events import (
+    IncomingMessage,
+    MessageDeleted,
+    MessageEdited,
+    bot_authorization,
+    history_message,
+    parse_event,
+)
+from app.slack.kinds import MessageKind
 
 
 def test_the_bot_installation_names_tomos_user() -> None:
@@ -25,3 +35,88 @@ def test_the_bot_installation_names_tomos_user() -> None:
 )
 def test_anything_else_names_nobody(authorizations: Any) -> None:
     assert bot_authorization({"authorizations": authorizations}) is None
+
+
+# What an event asks for: a message to store, an edit, a refresh, a deletion, or nothing.
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slack"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"{name}.json").read_text())  # type: ignore[no-any-return]
+
+
+def test_an_edit_carries_the_new_text_and_when_it_was_edited() -> None:
+    # Bolt's shape: the changed message has no ts of its own, the previous one has.
+    change = parse_event(fixture("message_changed_edit"))
+    assert change == MessageEdited(
+        channel="C1",
+        ts="1700000100.000100",
+        text="Does anyone know why the prod deploy is stuck?",
+        edited=True,
+        edited_at=1700000105.0,
+    )
+
+
+def test_an_unfurl_refreshes_the_text_and_is_no_edit() -> None:
+    change = parse_event(fixture("message_changed_unfurl"))
+    assert isinstance(change, MessageEdited)
+    assert change.edited is False and change.edited_at is None
+    assert "> the release is moved to Friday" in change.text
+
+
+def test_an_unfurl_after_an_edit_is_no_new_edit() -> None:
+    envelope = fixture("message_changed_edit")
+    event = envelope["event"]
+    event["previous_message"]["edited"] = dict(event["message"]["edited"])
+    event["message"]["attachments"] = [{"title": "a preview", "from_url": "https://a.example"}]
+    change = parse_event(envelope)
+    assert isinstance(change, MessageEdited) and change.edited is False
+    assert change.text.endswith("\na preview")
+
+
+def test_a_tombstone_deletes_the_threads_parent() -> None:
+    for name in ("message_changed_tombstone", "message_deleted_tombstone", "message_deleted"):
+        assert parse_event(fixture(name)) == MessageDeleted(channel="C1", ts="1700000100.000100")
+
+
+def test_hidden_events_and_other_event_types_ask_for_nothing() -> None:
+    for name in ("message_replied", "app_home_opened", "member_joined_channel_person"):
+        event = parse_event(fixture(name))
+        assert event is None or not isinstance(event, IncomingMessage)
+
+
+def test_system_messages_are_messages_of_the_system_kind() -> None:
+    join = parse_event(fixture("system_channel_join"))
+    assert isinstance(join, IncomingMessage)
+    assert (join.kind, join.conversational) == (MessageKind.SYSTEM, False)
+    plain = parse_event(fixture("message_plain"))
+    assert isinstance(plain, IncomingMessage) and plain.kind is MessageKind.CONVERSATIONAL
+
+
+def test_a_kind_follows_the_subtype_however_a_message_is_built() -> None:
+    message = IncomingMessage(
+        channel="C1",
+        ts="1.0",
+        team_id="",
+        thread_ts="",
+        user_id="U1",
+        bot_id=None,
+        text="<@U1> has joined the channel",
+        subtype="channel_join",
+        channel_type=None,
+    )
+    assert message.kind is MessageKind.SYSTEM
+
+
+def test_history_reads_a_tombstone_as_a_deleted_parent() -> None:
+    tombstone = fixture("message_changed_tombstone")["event"]["message"]
+    assert history_message(tombstone, channel="C1") == MessageDeleted("C1", "1700000100.000100")
+    assert history_message("not a message", channel="C1") is None
+    reply = history_message(fixture("message_thread_reply")["event"], channel="C1")
+    assert isinstance(reply, IncomingMessage) and reply.thread_ts == "1700000100.000100"
+
+
+def test_every_fixture_parses_without_error() -> None:
+    for path in FIXTURES.glob("*.json"):
+        parse_event(json.loads(path.read_text()))

@@ -1,0 +1,66 @@
+"""Whether an event was delivered for tomo's installation (SPEC §3.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.slack.envelope import Installation, foreign_reason
+
+ME = Installation(bot_user_id="UBOT", team_id="T0001", enterprise_id=None, app_id="A1")
+
+
+def envelope(**fields: Any) -> dict[str, Any]:
+    mine = {"team_id": "T0001", "user_id": "UBOT", "is_bot": True, "enterprise_id": None}
+    return {"team_id": "T0001", "api_app_id": "A1", "authorizations": [mine]} | fields
+
+
+def test_tomos_own_events() -> None:
+    assert foreign_reason(envelope(), ME) is None
+
+
+def test_another_app() -> None:
+    assert foreign_reason(envelope(api_app_id="A9"), ME) == "another app (A9)"
+    # Until tomo knows its app id, the app cannot be told apart by it.
+    assert foreign_reason(envelope(api_app_id="A9"), Installation("UBOT", "T0001")) is None
+
+
+def test_another_installation_by_its_authorizations() -> None:
+    theirs = [{"team_id": "T9", "user_id": "U9BOT", "is_bot": True}]
+    assert foreign_reason(envelope(team_id="T9", authorizations=theirs), ME) == (
+        "another installation (T9)"
+    )
+
+
+def test_a_channel_shared_with_another_organisation_is_ours() -> None:
+    """In a Slack Connect channel the envelope's team_id is the other organisation's; the
+    authorizations name tomo's installation."""
+    assert foreign_reason(envelope(team_id="T0EXT", is_ext_shared_channel=True), ME) is None
+
+
+def test_an_org_wide_installation_is_told_by_its_enterprise() -> None:
+    me = Installation(bot_user_id="W0BOT", team_id="T0001", enterprise_id="E1", app_id="A1")
+    org = [
+        {
+            "team_id": None,
+            "user_id": "W0OTHER",
+            "enterprise_id": "E1",
+            "is_enterprise_install": True,
+        }
+    ]
+    assert foreign_reason(envelope(team_id="T0002", authorizations=org), me) is None
+
+
+def test_without_authorizations_the_envelopes_team_decides() -> None:
+    assert (
+        foreign_reason(envelope(team_id="T9", authorizations=None), ME) == "another workspace (T9)"
+    )
+    assert foreign_reason(envelope(authorizations=None), ME) is None
+    grid = Installation("UBOT", "T0001", enterprise_id="E1", app_id="A1")
+    sibling = envelope(team_id="T0002", enterprise_id="E1", authorizations=None)
+    assert foreign_reason(sibling, grid) is None
+
+
+def test_nothing_is_foreign_before_tomo_knows_who_it_is() -> None:
+    unknown = Installation(bot_user_id=None, team_id=None)
+    theirs = [{"team_id": "T9", "user_id": "U9BOT"}]
+    assert foreign_reason(envelope(team_id="T9", authorizations=theirs), unknown) is None
