@@ -20,7 +20,8 @@ from app.db.recorder import Change, NewMessage
 from app.logs import log_context
 from app.runtime import Runtime
 from app.services.routing import route_message
-from app.slack.events import IncomingMessage, MemberJoined, parse_event
+from app.slack.events import IncomingMessage, MemberJoined, SlackEvent, parse_event
+from app.slack.guards import shown, slack_id
 from app.slack.verify import verify_slack_signature
 
 logger = logging.getLogger(__name__)
@@ -103,17 +104,24 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         return await _json(scope, receive, send, {"error": "invalid signature"}, 401)
     try:
         payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except ValueError:  # UnicodeDecodeError included
         return await _json(scope, receive, send, {"error": "body is not JSON"}, 400)
+    except RecursionError:
+        return await _json(scope, receive, send, {"error": "body is nested too deeply"}, 400)
     if not isinstance(payload, dict):
         return await _json(scope, receive, send, {"error": "body is not a JSON object"}, 400)
 
     kind = payload.get("type")
     if kind == "url_verification":
-        return await _json(scope, receive, send, {"challenge": payload.get("challenge", "")}, 200)
+        challenge = payload.get("challenge", "")
+        if not isinstance(challenge, str):
+            return await _json(scope, receive, send, {"error": "challenge is not a string"}, 400)
+        return await _json(scope, receive, send, {"challenge": challenge}, 200)
     if kind != "event_callback":
         logger.warning(
-            "acknowledged a %s request: %s", kind, payload.get("minute_rate_limited", "")
+            "acknowledged a %s request: %s",
+            shown(kind),
+            shown(payload.get("minute_rate_limited", "")),
         )
         return await _ok(send)
     if await _handle_event(runtime, payload, headers):
@@ -124,24 +132,22 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict[str, str]) -> bool:
     """Record the event and act on it; False when it could not be recorded."""
-    event_id = payload.get("event_id")
-    event_id = str(event_id) if event_id else None
-    runtime.identity.know_from_event(payload)
-    event = parse_event(payload)
-    change: Change = None
-    if isinstance(event, IncomingMessage):
-        route = route_message(
-            event,
-            bot_user_id=runtime.identity.user_id,
-            auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
-        )
-        change = NewMessage(event, route)
+    event_id = payload.get("event_id") or None
+    if event_id is not None and not slack_id(event_id):
+        logger.warning("rejected an event: event_id %s is not a Slack id", shown(event_id))
+        return True
+    try:
+        event, change = _read(runtime, payload)
+    except Exception:  # a payload shape no guard foresaw: acknowledged, so Slack stops sending it
+        logger.exception("rejected an event tomo could not read")
+        return True
+    if isinstance(change, NewMessage):
         context = log_context(
-            event_id=event_id, channel=event.channel, thread_ts=route.conversation_ts
+            event_id=event_id,
+            channel=change.message.channel,
+            thread_ts=change.route.conversation_ts,
         )
     else:
-        if event is not None and not isinstance(event, MemberJoined):
-            change = event
         context = log_context(event_id=event_id)
     with context:
         retry = headers.get("x-slack-retry-num")
@@ -151,7 +157,9 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
             outcome = await runtime.recorder.record(event_id=event_id, change=change)
         except Exception:
             return False
-        if outcome.duplicate:
+        if outcome.rejected:
+            logger.warning("acknowledged an event the database refused; nothing was recorded")
+        elif outcome.duplicate:
             logger.info("duplicate delivery acknowledged, not processed again")
         elif isinstance(change, NewMessage) and outcome.applied:
             runtime.conversations.on_new_message(change.message, change.route)
@@ -161,6 +169,22 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
             logger.info("joined %s; fetching its recent history", event.channel)
             runtime.directory.on_bot_joined(event.channel)
     return True
+
+
+def _read(runtime: Runtime, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
+    """The event, and the change it asks of the database."""
+    runtime.identity.know_from_event(payload)
+    event = parse_event(payload)
+    if isinstance(event, IncomingMessage):
+        route = route_message(
+            event,
+            bot_user_id=runtime.identity.user_id,
+            auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
+        )
+        return event, NewMessage(event, route)
+    if event is None or isinstance(event, MemberJoined):
+        return event, None
+    return event, event
 
 
 class _Endpoint:

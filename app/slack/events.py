@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
+
+from app.slack.guards import message_problem, shown, slack_id
+from app.slack.timestamps import slack_ts
+
+logger = logging.getLogger(__name__)
 
 # Subtypes that are people talking; every other subtype is recorded but triggers nothing.
 CONVERSATIONAL_SUBTYPES = frozenset({None, "file_share", "thread_broadcast", "me_message"})
@@ -57,8 +63,14 @@ SlackEvent = IncomingMessage | MessageEdited | MessageDeleted | MemberJoined
 
 def message_text(raw: dict[str, Any]) -> str:
     """The message text, with shared files named so a prompt knows they are there."""
-    text = str(raw.get("text") or "")
-    names = [str(f.get("name") or f.get("title") or "file") for f in raw.get("files") or []]
+    text = raw.get("text")
+    text = text if isinstance(text, str) else ""
+    files = raw.get("files")
+    names = [
+        next((n for n in (f.get("name"), f.get("title")) if isinstance(n, str) and n), "file")
+        for f in (files if isinstance(files, list) else ())
+        if isinstance(f, dict)
+    ]
     if names:
         text = (text + "\n" if text else "") + " ".join(f"[file: {n}]" for n in names)
     return text
@@ -75,6 +87,10 @@ def message_from_raw(
     """A message from an event or from conversations.history/replies; None if it has no ts."""
     ts = raw.get("ts")
     if not ts:
+        return None
+    problem = message_problem(raw)
+    if problem is not None:
+        logger.warning("rejected a message of %s: %s", channel, problem)
         return None
     thread_ts = str(raw.get("thread_ts") or "")
     return IncomingMessage(
@@ -111,24 +127,37 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     if not isinstance(event, dict):
         return None
     kind = event.get("type")
-    channel = str(event.get("channel") or "")
-    team_id = str(envelope.get("team_id") or event.get("team") or "")
-    if kind == "member_joined_channel" and channel and event.get("user"):
+    channel = event.get("channel")
+    channel = channel if slack_id(channel) else ""
+    team_id = envelope.get("team_id") or event.get("team")
+    team_id = team_id if slack_id(team_id) else ""
+    if kind == "member_joined_channel" and channel and slack_id(event.get("user")):
         return MemberJoined(channel=channel, user_id=str(event["user"]))
-    if kind not in ("message", "app_mention") or not channel:
+    if kind not in ("message", "app_mention"):
+        return None
+    if not channel:
+        logger.warning(
+            "rejected a %s: channel %s is not a Slack id", kind, shown(event.get("channel"))
+        )
         return None
     subtype = event.get("subtype")
     if subtype == "message_changed":
-        new = event.get("message") or {}
-        if not new.get("ts"):
+        new = event.get("message")
+        if not isinstance(new, dict) or slack_ts(new.get("ts")) is None:
+            logger.warning("rejected a message_changed of %s: message %s", channel, shown(new))
             return None
-        edited = (new.get("edited") or {}).get("ts") or event.get("event_ts") or new["ts"]
+        edited = new.get("edited")
+        edited_ts = slack_ts(edited.get("ts")) if isinstance(edited, dict) else None
+        edited_at = edited_ts or slack_ts(event.get("event_ts")) or new["ts"]
         return MessageEdited(
-            channel=channel, ts=str(new["ts"]), text=message_text(new), edited_at=float(edited)
+            channel=channel, ts=new["ts"], text=message_text(new), edited_at=float(edited_at)
         )
     if subtype == "message_deleted":
-        deleted_ts = event.get("deleted_ts") or (event.get("previous_message") or {}).get("ts")
-        return MessageDeleted(channel=channel, ts=str(deleted_ts)) if deleted_ts else None
+        previous = event.get("previous_message")
+        deleted_ts = slack_ts(event.get("deleted_ts")) or (
+            slack_ts(previous.get("ts")) if isinstance(previous, dict) else None
+        )
+        return MessageDeleted(channel=channel, ts=deleted_ts) if deleted_ts else None
     return message_from_raw(
         event,
         channel=channel,
