@@ -31,6 +31,7 @@ from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, Memory, Message, Person
+from app.db.poison import without_poison
 from app.domain import ChannelMessages, ChatMessage, Context
 from app.services.recall import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 
@@ -74,7 +75,7 @@ def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Self) -> lis
             from_bot=bool(row.bot_id) or not row.user_id,
             edited=row.edited_at is not None,
         )
-        for row in rows
+        for row in without_poison(rows)
     ]
 
 
