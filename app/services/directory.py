@@ -12,16 +12,27 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.dialects import upsert
+from app.db.isolation import storable, summary
 from app.db.messages import store_messages
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import message_from_raw
+from app.slack.guards import slack_id
 
 logger = logging.getLogger(__name__)
 
 PERSON_TTL_SECONDS = 86400.0
 PERSON_RETRY_SECONDS = 300.0
+
+
+def _name(value: object, *more: object) -> str:
+    """The first of the values that is a non-empty string, as the database takes it: no NULs,
+    no lone surrogates, 255 characters at most (one bad name must not fail the others)."""
+    for candidate in (value, *more):
+        if isinstance(candidate, str) and candidate:
+            return storable(candidate)[:255]
+    return ""
 
 
 class Directory:
@@ -68,20 +79,27 @@ class Directory:
             logger.warning("could not list the bot's channels: %s", error)
             return 0
         now = time.time()
-        rows = [
-            {
-                "id": str(c["id"]),
-                "team_id": str(c.get("context_team_id") or c.get("team") or ""),
-                "name": str(c.get("name") or c.get("user") or c["id"]),
+        # By id: a channel on two pages (the list changed between calls) would otherwise be
+        # updated twice by one statement, which PostgreSQL refuses.
+        by_id = {
+            c["id"]: {
+                "id": c["id"],
+                "team_id": _name(c.get("context_team_id"), c.get("team"))[:32],
+                "name": _name(c.get("name"), c.get("user"), c["id"]),
                 "is_private": bool(c.get("is_private")),
                 "is_im": bool(c.get("is_im")),
                 "is_member": True,
                 "updated_at": now,
             }
             for c in channels
-            if c.get("id")
-        ]
-        await self._upsert(Channel, rows, ["id"])
+            if isinstance(c, dict) and slack_id(c.get("id"))
+        }
+        rows = list(by_id.values())
+        try:
+            await self._upsert(Channel, rows, ["id"])
+        except Exception as error:  # the database is busy or away: the next run tries again
+            logger.warning("could not store the bot's channels: %s", summary(error))
+            return 0
         logger.info("bot is a member of %d conversations", len(rows))
         return len(rows)
 
@@ -101,13 +119,14 @@ class Directory:
             self._people_fresh[user_id] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
             logger.warning("users.info %s failed: %s", user_id, error)
             return
-        profile = user.get("profile") or {}
+        profile = user.get("profile")
+        profile = profile if isinstance(profile, dict) else {}
         row = {
             "id": user_id,
-            "team_id": str(user.get("team_id") or ""),
-            "name": str(user.get("name") or ""),
-            "display_name": str(profile.get("display_name") or ""),
-            "real_name": str(profile.get("real_name") or user.get("real_name") or ""),
+            "team_id": _name(user.get("team_id"))[:32],
+            "name": _name(user.get("name")),
+            "display_name": _name(profile.get("display_name")),
+            "real_name": _name(profile.get("real_name"), user.get("real_name")),
             "is_bot": bool(user.get("is_bot")),
             "fetched_at": time.time(),
         }
