@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.dialects import upsert
+from app.db.isolation import storable
 from app.db.models import Message
 from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage
@@ -19,9 +20,14 @@ async def store_messages(connection: AsyncConnection, messages: Sequence[Incomin
         return
     from app.db.recorder import message_row
 
-    rows = list(
-        {m.ts: message_row(m, Route(RouteKind.RECORD, m.thread_ts)) for m in messages}.values()
-    )
+    rows = [
+        # Off the ack path, every value is made storable at once: one NUL in a thread's
+        # history must not keep the rest of it out.
+        {key: storable(value) if isinstance(value, str) else value for key, value in row.items()}
+        for row in {
+            m.ts: message_row(m, Route(RouteKind.RECORD, m.thread_ts)) for m in messages
+        }.values()
+    ]
     statement = upsert(connection.dialect.name, Message)
     statement = statement.on_conflict_do_update(
         index_elements=["channel", "ts"],
