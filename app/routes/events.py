@@ -54,8 +54,10 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 async def _read_limited(receive: Receive, declared: str) -> bytes | None:
     """The body, or None when it is larger than MAX_BODY_BYTES."""
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
+    # ASCII digits only ("²" is a digit to isdigit, not to int), and no int() of thousands.
+    if declared.isascii() and declared.isdigit():
+        if len(declared) > len(str(MAX_BODY_BYTES)) or int(declared) > MAX_BODY_BYTES:
+            return None
     chunks: list[bytes] = []
     size = 0
     while True:

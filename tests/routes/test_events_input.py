@@ -57,6 +57,21 @@ async def test_odd_signature_headers_get_401(
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize(
+    ("length", "status"), [(b"\xb2", 200), ("9" * 5000, 413), ("99999999", 413), ("abc", 200)]
+)
+async def test_an_odd_content_length_is_no_error(
+    start_tomo: StartTomo, length: str | bytes, status: int
+) -> None:
+    body = b'{"type":"url_verification","challenge":"x"}'
+    async with start_tomo() as tomo:
+        headers: dict[str, Any] = sign(body, secret=SIGNING_SECRET)
+        response = await tomo.client.post(
+            "/slack/events", content=body, headers=headers | {"Content-Length": length}
+        )
+    assert response.status_code == status
+
+
 async def test_signed_bodies_that_are_not_json_objects_get_400(start_tomo: StartTomo) -> None:
     deep = b'{"type":"event_callback","event":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     bodies = {
