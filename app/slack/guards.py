@@ -15,13 +15,13 @@ from typing import Any, TypeGuard
 from app.slack.timestamps import slack_ts
 
 # Slack's ids: "C024BE91L", "U0G9QF9C6", "B01", "T0001"; the columns hold 32 characters.
-_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_ID = re.compile(r"[A-Za-z0-9_-]{1,32}").fullmatch
 _NAMES = (("subtype", 64), ("channel_type", 16))  # with the lengths their columns hold
 
 
 def slack_id(value: object) -> TypeGuard[str]:
     """Whether `value` can be a Slack id (of a channel, a user, a bot, a team, an event)."""
-    return type(value) is str and _ID.fullmatch(value) is not None
+    return type(value) is str and _ID(value) is not None
 
 
 def message_problem(raw: dict[str, Any]) -> str | None:

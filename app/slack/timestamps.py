@@ -13,7 +13,7 @@ import re
 import time
 
 # ASCII digits only, at most ten before the point (until the year 2286) and six after it.
-_TS = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,6})?")
+_TS = re.compile(r"[0-9]{1,10}(?:\.[0-9]{1,6})?").fullmatch
 # Slack stamps a message before it sends it, and a request whose signature is more than five
 # minutes off our clock is refused anyway: a ts further ahead than this is not one of Slack's.
 MAX_FUTURE_SECONDS = 600.0
@@ -22,7 +22,7 @@ MAX_FUTURE_SECONDS = 600.0
 def slack_ts(value: object, *, now: float | None = None) -> str | None:
     """`value` when it is a plausible Slack ts (a string of epoch seconds, not in the future),
     else None."""
-    if type(value) is not str or _TS.fullmatch(value) is None:
+    if type(value) is not str or _TS(value) is None:
         return None
     if not plausible_time(float(value), now=now):
         return None
