@@ -40,6 +40,7 @@ Change = NewMessage | MessageEdited | MessageDeleted | None
 class Outcome:
     duplicate: bool  # the event id was seen before: nothing was done
     applied: bool  # the change took effect (a new message was stored, an edit applied)
+    rejected: bool = False  # the database refused its values: nothing was stored
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,11 @@ class Delivery:
     change: Change
 
 
-# The three outcomes there are, built once.
+# The four outcomes there are, built once.
 APPLIED = Outcome(duplicate=False, applied=True)
 NOT_APPLIED = Outcome(duplicate=False, applied=False)
 DUPLICATE = Outcome(duplicate=True, applied=False)
+REJECTED = Outcome(duplicate=False, applied=False, rejected=True)
 
 
 def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.dialects import upsert
+from app.db.isolation import storable
 from app.db.models import Message
 from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted
@@ -28,9 +27,14 @@ async def store_messages(
         if isinstance(m, MessageDeleted):
             gone.setdefault(m.channel, []).append(m.ts)
     if live:
-        rows = list(
-            {m.ts: message_row(m, Route(RouteKind.RECORD, m.thread_ts)) for m in live}.values()
-        )
+        rows = [
+            # Off the ack path, every value is made storable at once: one NUL in a thread's
+            # history must not keep the rest of it out.
+            {key: storable(v) if isinstance(v, str) else v for key, v in row.items()}
+            for row in {
+                m.ts: message_row(m, Route(RouteKind.RECORD, m.thread_ts)) for m in live
+            }.values()
+        ]
         statement = upsert(connection.dialect.name, Message)
         statement = statement.on_conflict_do_update(
             index_elements=["channel", "ts"],
@@ -38,11 +42,3 @@ async def store_messages(
             where=(Message.deleted == False) & (Message.text != statement.excluded.text),  # type: ignore[arg-type]  # noqa: E712
         )
         await connection.execute(statement, rows)
-    for channel, stamps in gone.items():
-        await connection.execute(
-            update(Message)
-            .where(Message.channel == channel, Message.ts.in_(stamps))  # type: ignore[arg-type,attr-defined]
-            .where(Message.deleted == False)  # type: ignore[arg-type]  # noqa: E712
-            # edited_at marks the removal, so memories built from the message are rebuilt.
-            .values(deleted=True, text="", edited_at=time.time())
-        )

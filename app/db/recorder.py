@@ -23,7 +23,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import sqlite_writer
-from app.db.ingest import Change, Delivery, NewMessage, Outcome, message_row, write_batch
+from app.db.ingest import REJECTED, Change, Delivery, NewMessage, Outcome, message_row, write_batch
+from app.db.isolation import cleaned, is_data_error, is_operational, summary
 
 T = TypeVar("T")
 
@@ -90,17 +91,73 @@ class Recorder:
             self._batch = [await self._queue.get()]
             while len(self._batch) < MAX_BATCH and not self._queue.empty():
                 self._batch.append(self._queue.get_nowait())
+            deliveries = [item.delivery for item in self._batch]
+            results: list[Outcome | Exception]
             try:
-                outcomes = await self._write([item.delivery for item in self._batch])
-            except Exception as error:  # the database failed: every request in it gets a 500
-                logger.exception("recording %d events failed", len(self._batch))
-                for item in self._batch:
-                    if not item.future.done():
-                        item.future.set_exception(error)
-                continue
-            for item, outcome in zip(self._batch, outcomes, strict=True):
-                if not item.future.done():
-                    item.future.set_result(outcome)
+                results = list(await self._write(deliveries))
+            except Exception as error:
+                results = await self._after_failure(deliveries, error)
+            for item, result in zip(self._batch, results, strict=True):
+                if item.future.done():
+                    continue
+                if isinstance(result, Outcome):
+                    item.future.set_result(result)
+                else:  # the database failed: a 500, so Slack delivers the event again
+                    item.future.set_exception(result)
+
+    async def _after_failure(
+        self, deliveries: list[Delivery], error: Exception
+    ) -> list[Outcome | Exception]:
+        """A failed group commit: when the database itself failed, every request in it gets
+        the error; otherwise the deliveries are written one by one, so one event's values
+        fail that event alone (app.db.isolation)."""
+        if is_operational(error):
+            logger.error("recording %d events failed", len(deliveries), exc_info=error)
+            return [error] * len(deliveries)
+        logger.warning(
+            "recording %d events together failed (%s); writing them one by one",
+            len(deliveries),
+            summary(error),
+        )
+        results: list[Outcome | Exception] = []
+        for delivery in deliveries:
+            last = results[-1] if results else None
+            if isinstance(last, Exception) and is_operational(last):
+                results.append(last)  # the database went away meanwhile
+            else:
+                results.append(await self._write_alone(delivery))
+        return results
+
+    async def _write_alone(self, delivery: Delivery) -> Outcome | Exception:
+        """One delivery in a transaction of its own; cleaned and tried again when its values
+        were refused, rejected when they still are."""
+        try:
+            return (await self._write([delivery]))[0]
+        except Exception as error:
+            failure = error
+        if not is_data_error(failure):
+            logger.error("recording event %s failed", delivery.event_id, exc_info=failure)
+            return failure
+        storable = cleaned(delivery)
+        if storable is not delivery:
+            try:
+                outcome = (await self._write([storable]))[0]
+            except Exception as error:
+                failure = error
+            else:
+                logger.warning(
+                    "event %s recorded with NULs or surrogates replaced", delivery.event_id
+                )
+                return outcome
+            if not is_data_error(failure):
+                logger.error("recording event %s failed", delivery.event_id, exc_info=failure)
+                return failure
+        logger.warning(
+            "rejected event %s: the database refuses its values (%s)",
+            delivery.event_id,
+            summary(failure),
+        )
+        return REJECTED
 
     async def _write(self, batch: list[Delivery]) -> list[Outcome]:
         now = time.time()

@@ -66,6 +66,7 @@ class Timers:
             job_defaults=JOB_DEFAULTS,
         )
         self._running: set[asyncio.Task[Any]] = set()
+        self._periodic: set[str] = set()  # ids of the jobs `every` added
 
     def start(self) -> None:
         self.scheduler.start()
@@ -180,6 +181,10 @@ class Timers:
         return self.remove(job_id(kind, channel, thread_ts))
 
     def remove(self, identifier: str) -> bool:
+        """Cancel a judgment or reply timer; False when there is none. Periodic jobs (memory,
+        prune, directory) are never removed: nothing would add them back before a restart."""
+        if identifier in self._periodic:
+            return False
         if self.running and self._store.lookup_job(identifier) is None:
             return False  # most messages cancel a timer that is not there: no exception raised
         try:
@@ -200,7 +205,11 @@ class Timers:
             return self._store.lookup_job(identifier)  # type: ignore[no-any-return]
         return self.scheduler.get_job(identifier)
 
+    def is_periodic(self, identifier: str) -> bool:
+        return identifier in self._periodic
+
     def every(self, name: str, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
+        self._periodic.add(name)
         self.scheduler.add_job(
             self._run,
             args=[func],

@@ -1,11 +1,17 @@
 """/admin/*: the operator's view, behind `Authorization: Bearer $ADMIN_TOKEN` (or HTTP Basic
-with the token as password, for a browser)."""
+with the token as password, for a browser).
+
+A browser sends Basic credentials with every request to the host, whichever site made it: a
+request that changes something and carries them must come from one of tomo's own pages (its
+Origin names this host; none, or `null`, is refused). A bearer token is an API client's
+(curl), which no browser adds on its own, so it needs no such check."""
 
 from __future__ import annotations
 
 import base64
 import hmac
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 
@@ -28,6 +34,23 @@ def _given_token(request: Request) -> str | None:
             return None
         return decoded.partition(":")[2]
     return None
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a browser sent this request from a page of this host."""
+    origin = request.headers.get("origin", "")
+    if origin in ("", "null"):
+        return False
+    parts = urlsplit(origin)
+    host = request.headers.get("host", "")
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower() != ""
+
+
+def refuse_cross_site(request: Request) -> None:
+    """403 for a change asked with a browser's credentials from anywhere but tomo's pages."""
+    scheme = request.headers.get("authorization", "").partition(" ")[0].lower()
+    if scheme != "bearer" and not same_origin(request):
+        raise HTTPException(status_code=403, detail="cross-site request refused")
 
 
 def _authorized(request: Request, *, challenge: str) -> Runtime:
@@ -76,7 +99,10 @@ async def list_jobs(runtime: AdminRuntime) -> dict[str, Any]:
 
 
 @router.delete("/jobs/{job_id:path}", response_model=None)
-async def cancel_job(job_id: str, runtime: AdminRuntime) -> dict[str, Any]:
+async def cancel_job(job_id: str, request: Request, runtime: AdminRuntime) -> dict[str, Any]:
+    refuse_cross_site(request)
+    if runtime.timers.is_periodic(job_id):
+        raise HTTPException(status_code=409, detail=f"{job_id} is periodic: it cannot be cancelled")
     if not runtime.timers.remove(job_id):
         raise HTTPException(status_code=404, detail=f"no job {job_id}")
     return {"cancelled": job_id}

@@ -3,6 +3,7 @@ operator sees, as JSON. The admin page renders the same queries."""
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,8 @@ from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
 from app.services.channel_modes import all_modes
 
+logger = logging.getLogger(__name__)
+
 # response_model=None on each route: the bodies are plain dicts, and a response model per
 # route would cost start-up its pydantic schema (and FastAPI's import of pydantic.v1).
 router = APIRouter(prefix="/admin")
@@ -30,7 +33,11 @@ MEMORY_LIMIT = 200
 def iso(epoch: float | None) -> str | None:
     if epoch is None:
         return None
-    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, ValueError, OSError):  # inf, NaN, 1e300: a stored poison value
+        logger.warning("skipped a stored time that is no time: %r", epoch)
+        return None
 
 
 async def _channel_names(runtime: Runtime) -> dict[str, str]:

@@ -8,13 +8,13 @@ import time
 from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app.prompts import TEMPLATES, jinja
-from app.routes.admin import AdminPageRuntime
+from app.routes.admin import AdminPageRuntime, refuse_cross_site
 from app.routes.admin_api import overview
 
 if TYPE_CHECKING:
@@ -25,7 +25,9 @@ router = APIRouter(prefix="/admin")
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: under it a browser sends `Origin: null` with the page's own cancel form,
+    # which then could not be told from a cross-site one (app.routes.admin.same_origin).
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
 }
 
@@ -85,10 +87,10 @@ async def cancel_from_page(
     job_id: str, request: Request, runtime: AdminPageRuntime
 ) -> RedirectResponse:
     """The page's cancel button (a form POST, no script needed); back to the page after."""
-    origin = request.headers.get("origin")
-    if origin and origin != "null" and urlsplit(origin).netloc != request.url.netloc:
-        raise HTTPException(status_code=403, detail="cross-site request refused")
-    if runtime.timers.remove(job_id):
+    refuse_cross_site(request)
+    if runtime.timers.is_periodic(job_id):
+        notice = f"{job_id} is periodic: it cannot be cancelled"
+    elif runtime.timers.remove(job_id):
         notice = f"cancelled {job_id}"
     else:
         notice = f"{job_id} had already run or been cancelled"

@@ -20,7 +20,8 @@ from app.db.recorder import Change, NewMessage
 from app.logs import log_context
 from app.runtime import Runtime
 from app.services.routing import route_message
-from app.slack.events import IncomingMessage, MemberJoined, parse_event
+from app.slack.events import IncomingMessage, MemberJoined, SlackEvent, parse_event
+from app.slack.guards import shown, slack_id
 from app.slack.verify import verify_slack_signature
 
 logger = logging.getLogger(__name__)
@@ -53,8 +54,10 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 async def _read_limited(receive: Receive, declared: str) -> bytes | None:
     """The body, or None when it is larger than MAX_BODY_BYTES."""
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
+    # ASCII digits only ("²" is a digit to isdigit, not to int), and no int() of thousands.
+    if declared.isascii() and declared.isdigit():
+        if len(declared) > len(str(MAX_BODY_BYTES)) or int(declared) > MAX_BODY_BYTES:
+            return None
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -103,17 +106,24 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         return await _json(scope, receive, send, {"error": "invalid signature"}, 401)
     try:
         payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except ValueError:  # UnicodeDecodeError included
         return await _json(scope, receive, send, {"error": "body is not JSON"}, 400)
+    except RecursionError:
+        return await _json(scope, receive, send, {"error": "body is nested too deeply"}, 400)
     if not isinstance(payload, dict):
         return await _json(scope, receive, send, {"error": "body is not a JSON object"}, 400)
 
     kind = payload.get("type")
     if kind == "url_verification":
-        return await _json(scope, receive, send, {"challenge": payload.get("challenge", "")}, 200)
+        challenge = payload.get("challenge", "")
+        if not isinstance(challenge, str):
+            return await _json(scope, receive, send, {"error": "challenge is not a string"}, 400)
+        return await _json(scope, receive, send, {"challenge": challenge}, 200)
     if kind != "event_callback":
         logger.warning(
-            "acknowledged a %s request: %s", kind, payload.get("minute_rate_limited", "")
+            "acknowledged a %s request: %s",
+            shown(kind),
+            shown(payload.get("minute_rate_limited", "")),
         )
         return await _ok(send)
     if await _handle_event(runtime, payload, headers):
@@ -124,30 +134,28 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict[str, str]) -> bool:
     """Record the event and act on it; False when it could not be recorded."""
-    event_id = payload.get("event_id")
-    event_id = str(event_id) if event_id else None
-    foreign = runtime.identity.foreign(payload)
+    event_id = payload.get("event_id") or None
+    if event_id is not None and not slack_id(event_id):
+        logger.warning("rejected an event: event_id %s is not a Slack id", shown(event_id))
+        return True
+    try:
+        foreign = runtime.identity.foreign(payload)
+        if foreign is None:
+            event, change = _read(runtime, payload)
+    except Exception:  # a payload shape no guard foresaw: acknowledged, so Slack stops sending it
+        logger.exception("rejected an event tomo could not read")
+        return True
     if foreign is not None:
         with log_context(event_id=event_id):
             logger.info("event for %s acknowledged and ignored", foreign)
         return True
-    runtime.identity.know_from_event(payload)
-    event = parse_event(payload)
-    change: Change = None
-    if isinstance(event, IncomingMessage):
-        route = route_message(
-            event,
-            bot_user_id=runtime.identity.user_id,
-            auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
-            bot_users=runtime.directory.bot_users,
-        )
-        change = NewMessage(event, route)
+    if isinstance(change, NewMessage):
         context = log_context(
-            event_id=event_id, channel=event.channel, thread_ts=route.conversation_ts
+            event_id=event_id,
+            channel=change.message.channel,
+            thread_ts=change.route.conversation_ts,
         )
     else:
-        if event is not None and not isinstance(event, MemberJoined):
-            change = event
         context = log_context(event_id=event_id)
     with context:
         retry = headers.get("x-slack-retry-num")
@@ -157,7 +165,9 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
             outcome = await runtime.recorder.record(event_id=event_id, change=change)
         except Exception:
             return False
-        if outcome.duplicate:
+        if outcome.rejected:
+            logger.warning("acknowledged an event the database refused; nothing was recorded")
+        elif outcome.duplicate:
             logger.info("duplicate delivery acknowledged, not processed again")
         elif isinstance(change, NewMessage) and outcome.applied:
             runtime.conversations.on_new_message(change.message, change.route)
@@ -167,6 +177,23 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
             logger.info("joined %s; fetching its recent history", event.channel)
             runtime.directory.on_bot_joined(event.channel)
     return True
+
+
+def _read(runtime: Runtime, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
+    """The event, and the change it asks of the database."""
+    runtime.identity.know_from_event(payload)
+    event = parse_event(payload)
+    if isinstance(event, IncomingMessage):
+        route = route_message(
+            event,
+            bot_user_id=runtime.identity.user_id,
+            auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
+            bot_users=runtime.directory.bot_users,
+        )
+        return event, NewMessage(event, route)
+    if event is None or isinstance(event, MemberJoined):
+        return event, None
+    return event, event
 
 
 class _Endpoint:

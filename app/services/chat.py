@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.db.models import Channel, Message, Person
+from app.db.poison import without_poison
 from app.domain import ChannelMessages, ChatMessage
 from app.slack.kinds import MessageKind, is_person
 
@@ -37,7 +38,7 @@ def author_id(row: Message) -> str | None:
 
 def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Self) -> list[ChatMessage]:
     chat = []
-    for row in rows:
+    for row in without_poison(rows):
         author = people.get(author_id(row) or "")
         chat.append(
             ChatMessage(

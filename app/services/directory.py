@@ -19,17 +19,28 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db.dialects import upsert
+from app.db.isolation import storable, summary
 from app.db.messages import store_messages
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage, history_message
+from app.slack.guards import slack_id
 from app.slack.kinds import SLACKBOT
 
 logger = logging.getLogger(__name__)
 
 PERSON_TTL_SECONDS = 86400.0
 PERSON_RETRY_SECONDS = 300.0
+
+
+def _name(value: object, *more: object) -> str:
+    """The first of the values that is a non-empty string, as the database takes it: no NULs,
+    no lone surrogates, 255 characters at most (one bad name must not fail the others)."""
+    for candidate in (value, *more):
+        if isinstance(candidate, str) and candidate:
+            return storable(candidate)[:255]
+    return ""
 
 
 class Directory:
@@ -86,8 +97,19 @@ class Directory:
             logger.warning("could not list the bot's channels: %s", error)
             return 0
         now = time.time()
-        rows = [_channel_row(c, now) for c in channels if c.get("id")]
-        await self._upsert(Channel, rows, ["id"])
+        # By id: a channel on two pages (the list changed between calls) would otherwise be
+        # updated twice by one statement, which PostgreSQL refuses.
+        by_id = {
+            c["id"]: _channel_row(c, now)
+            for c in channels
+            if isinstance(c, dict) and slack_id(c.get("id"))
+        }
+        rows = list(by_id.values())
+        try:
+            await self._upsert(Channel, rows, ["id"])
+        except Exception as error:  # the database is busy or away: the next run tries again
+            logger.warning("could not store the bot's channels: %s", summary(error))
+            return 0
         logger.info("bot is a member of %d conversations", len(rows))
         return len(rows)
 
@@ -138,7 +160,7 @@ class Directory:
             self._looked_up[channel] = time.time() - PERSON_TTL_SECONDS + PERSON_RETRY_SECONDS
             logger.warning("conversations.info %s failed: %s", channel, error)
             return
-        if not info.get("id"):
+        if not slack_id(info.get("id")):
             return
         try:
             await self._upsert(Channel, [_channel_row(info, time.time())], ["id"])
@@ -193,9 +215,9 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
     """A conversation of users.conversations or conversations.info as a Channel row; a DM has
     no name, so it goes by the other person's id."""
     return {
-        "id": str(channel["id"]),
-        "team_id": str(channel.get("context_team_id") or channel.get("team") or ""),
-        "name": str(channel.get("name") or channel.get("user") or channel["id"]),
+        "id": channel["id"],
+        "team_id": _name(channel.get("context_team_id"), channel.get("team"))[:32],
+        "name": _name(channel.get("name"), channel.get("user"), channel["id"]),
         "is_private": bool(channel.get("is_private")),
         "is_im": bool(channel.get("is_im")),
         "is_member": True,
@@ -204,13 +226,14 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
 
 
 def _person_row(user_id: str, user: dict[str, Any]) -> dict[str, Any]:
-    profile = user.get("profile") or {}
+    profile = user.get("profile")
+    profile = profile if isinstance(profile, dict) else {}
     return {
         "id": user_id,
-        "team_id": str(user.get("team_id") or ""),
-        "name": str(user.get("name") or ""),
-        "display_name": str(profile.get("display_name") or ""),
-        "real_name": str(profile.get("real_name") or user.get("real_name") or ""),
+        "team_id": _name(user.get("team_id"))[:32],
+        "name": _name(user.get("name")),
+        "display_name": _name(profile.get("display_name")),
+        "real_name": _name(profile.get("real_name"), user.get("real_name")),
         # Slackbot answers is_bot false, yet is not a person (app.slack.kinds).
         "is_bot": bool(user.get("is_bot")) or user_id == SLACKBOT,
         "fetched_at": time.time(),
@@ -221,8 +244,8 @@ def _bot_row(bot_id: str, bot: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": bot_id,
         "team_id": "",
-        "name": str(bot.get("name") or ""),
-        "display_name": str(bot.get("name") or ""),
+        "name": _name(bot.get("name")),
+        "display_name": _name(bot.get("name")),
         "real_name": "",
         "is_bot": True,
         "fetched_at": time.time(),

@@ -6,6 +6,7 @@ the number of channels; the messages are read only for the memories that must be
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from app.domain import ChatMessage
 from app.services.chat import Self, to_chat
 from app.services.context import load_people
 from app.slack.kinds import MessageKind
+from app.slack.timestamps import MAX_FUTURE_SECONDS
 
 SOURCE_MESSAGE_LIMIT = 200  # messages one memory call reads at most
 SOURCE_CHAR_LIMIT = 40_000  # and their text at most, the newest kept
@@ -54,6 +56,12 @@ def _with_forget_records(statement: Any) -> Any:
     ).where(_remembered())
 
 
+def _not_future() -> ColumnElement[bool]:
+    """Leaves out poison rows (app.db.poison) whose ts would stay the newest source for ever:
+    "inf", "1e300", a ts in the future (NaN as well: it compares greater than any number)."""
+    return col(Message.created_at) <= time.time() + MAX_FUTURE_SECONDS
+
+
 def _edit(live: bool) -> ColumnElement[float]:
     deleted = col(Message.deleted).is_(not live)
     return func.coalesce(func.max(case((deleted, col(Message.edited_at)))), 0.0)
@@ -70,7 +78,7 @@ async def channel_activity(
         _with_forget_records(
             select_columns(
                 col(Message.channel), newest_active, newest_short, _edit(True), _edit(False)
-            ).where(created >= min(active_since, short_since))
+            ).where(created >= min(active_since, short_since), _not_future())
         ).group_by(col(Message.channel))
     )
     active: dict[str, Activity] = {}
@@ -96,7 +104,7 @@ async def thread_activity(
                 func.max(case((_live(), col(Message.ts)))),
                 _edit(True),
                 _edit(False),
-            ).where(thread_ts != "", col(Message.created_at) >= since)
+            ).where(thread_ts != "", col(Message.created_at) >= since, _not_future())
         ).group_by(channel, thread_ts)
     )
     return {

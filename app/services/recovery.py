@@ -9,6 +9,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Judgment, Message, Reply
+from app.db.poison import without_poison
 from app.services import claims
 from app.services.conversations import Conversations
 from app.services.routing import RouteKind
@@ -40,7 +41,7 @@ async def restore_timers(
         .order_by(Message.ts)  # type: ignore[arg-type]
     )
     newest: dict[tuple[str, str], Message] = {}
-    for row in rows.all():
+    for row in without_poison(rows.all(), now=now):
         newest[(row.channel, row.conversation_ts)] = row
     judged = {
         (j.channel, j.thread_ts, j.latest_ts): j

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
+from app.slack.guards import message_problem, shown, slack_id
 from app.slack.kinds import TOMBSTONE, MessageKind, is_hidden, subtype_kind
 from app.slack.text import readable_text
+from app.slack.timestamps import slack_ts
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,10 @@ def message_from_raw(
     ts = raw.get("ts")
     if not ts or is_hidden(raw):
         return None
-    ts = str(ts)
+    problem = message_problem(raw)
+    if problem is not None:
+        logger.warning("rejected a message of %s: %s", channel, problem)
+        return None
     thread_ts = str(raw.get("thread_ts") or "")
     subtype = raw.get("subtype")
     user, bot_id = raw.get("user"), raw.get("bot_id")
@@ -111,8 +119,9 @@ def history_message(raw: Any, *, channel: str) -> IncomingMessage | MessageDelet
     deleted thread parent (its tombstone), or None for anything else."""
     if not isinstance(raw, dict):
         return None
-    if raw.get("subtype") == TOMBSTONE and raw.get("ts"):
-        return MessageDeleted(channel=channel, ts=str(raw["ts"]))
+    if raw.get("subtype") == TOMBSTONE:
+        ts = slack_ts(raw.get("ts"))
+        return MessageDeleted(channel=channel, ts=ts) if ts else None
     return message_from_raw(raw, channel=channel)
 
 
@@ -136,21 +145,28 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     if not isinstance(event, dict):
         return None
     kind = event.get("type")
-    channel = str(event.get("channel") or "")
-    team_id = str(envelope.get("team_id") or event.get("team") or "")
-    if kind == "member_joined_channel" and channel and event.get("user"):
+    channel = event.get("channel")
+    channel = channel if slack_id(channel) else ""
+    team_id = envelope.get("team_id") or event.get("team")
+    team_id = team_id if slack_id(team_id) else ""
+    if kind == "member_joined_channel" and channel and slack_id(event.get("user")):
         return MemberJoined(channel=channel, user_id=str(event["user"]))
-    if kind not in ("message", "app_mention") or not channel:
+    if kind not in ("message", "app_mention"):
+        return None
+    if not channel:
+        logger.warning(
+            "rejected a %s: channel %s is not a Slack id", kind, shown(event.get("channel"))
+        )
         return None
     subtype = event.get("subtype")
     if subtype == "message_changed":
         return _changed(event, channel)
     if subtype == "message_deleted":
         previous = event.get("previous_message")
-        deleted_ts = event.get("deleted_ts") or (
-            previous.get("ts") if isinstance(previous, dict) else None
+        deleted_ts = slack_ts(event.get("deleted_ts")) or (
+            slack_ts(previous.get("ts")) if isinstance(previous, dict) else None
         )
-        return MessageDeleted(channel=channel, ts=str(deleted_ts)) if deleted_ts else None
+        return MessageDeleted(channel=channel, ts=deleted_ts) if deleted_ts else None
     return message_from_raw(
         event,
         channel=channel,
@@ -165,28 +181,22 @@ def _edited_ts(message: dict[str, Any]) -> str | None:
     return _string(edited.get("ts")) if isinstance(edited, dict) else None
 
 
-def _epoch(value: str | None) -> float | None:
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return None
-
-
 def _changed(event: dict[str, Any], channel: str) -> MessageEdited | MessageDeleted | None:
     """A `message_changed`: an edit only when it brings a new `edited` mark; a tombstone is
     the thread's parent deleted; anything else refreshes the content (a link unfurled)."""
     new, previous = event.get("message"), event.get("previous_message")
     new = new if isinstance(new, dict) else {}
     previous = previous if isinstance(previous, dict) else {}
-    ts = new.get("ts") or previous.get("ts")
-    if not ts:
+    ts = slack_ts(new.get("ts")) or slack_ts(previous.get("ts"))
+    if ts is None:
+        logger.warning("rejected a message_changed of %s: message %s", channel, shown(new))
         return None
     if new.get("subtype") == TOMBSTONE:
-        return MessageDeleted(channel=channel, ts=str(ts))
+        return MessageDeleted(channel=channel, ts=ts)
     edited = _edited_ts(new)
     if edited is not None and edited != _edited_ts(previous):
-        edited_at = _epoch(edited) or _epoch(_string(event.get("event_ts"))) or _epoch(str(ts))
+        edited_at = float(slack_ts(edited) or slack_ts(event.get("event_ts")) or ts)
         return MessageEdited(
-            channel=channel, ts=str(ts), text=readable_text(new), edited=True, edited_at=edited_at
+            channel=channel, ts=ts, text=readable_text(new), edited=True, edited_at=edited_at
         )
-    return MessageEdited(channel=channel, ts=str(ts), text=readable_text(new), edited=False)
+    return MessageEdited(channel=channel, ts=ts, text=readable_text(new), edited=False)

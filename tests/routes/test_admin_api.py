@@ -6,6 +6,9 @@ from __future__ import annotations
 import base64
 import time
 from typing import Any
+from urllib.parse import unquote
+
+import pytest
 
 from app.db.models import LLMCall, Memory
 from tests.conftest import ADMIN_TOKEN, StartTomo, judgment_json, purpose_of, wait_for
@@ -188,9 +191,44 @@ async def test_cancel_from_the_page_removes_the_timer_and_refuses_other_sites(
         cancel = await tomo.client.post(
             "/admin/cancel/judgment%3AC1%3A", headers=auth | {"Origin": "http://tomo"}
         )
-        again = await tomo.client.post("/admin/cancel/judgment:C1:", headers=auth)
+        again = await tomo.client.post(
+            "/admin/cancel/judgment:C1:", headers=auth | {"Origin": "http://tomo"}
+        )
         jobs = (await tomo.client.get("/admin/jobs", headers=BEARER)).json()["jobs"]
     assert foreign.status_code == 403 and "judgment:C1:" in still
     assert cancel.status_code == 303 and cancel.headers["location"].startswith("/admin?notice=")
     assert again.status_code == 303 and "already" in again.headers["location"]
     assert "judgment:C1:" not in [job["id"] for job in jobs]
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [None, "null", "https://evil.example", "http://tomo.evil.example", "http://tomo:8080", "tomo"],
+)
+async def test_the_page_cancels_nothing_without_its_own_origin(
+    start_tomo: StartTomo, origin: str | None
+) -> None:
+    # Any Referer: the Origin decides (a missing or `null` one says nothing about the site).
+    headers = basic(ADMIN_TOKEN) | {"Referer": "http://tomo/admin"}
+    if origin is not None:
+        headers["Origin"] = origin
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await tomo.message("anyone?")
+        refused = await tomo.client.post("/admin/cancel/judgment:C1:", headers=headers)
+        pending = [t.id for t in tomo.runtime.timers.list()]
+    assert refused.status_code == 403
+    assert "judgment:C1:" in pending
+
+
+async def test_the_page_cannot_cancel_a_periodic_job(start_tomo: StartTomo) -> None:
+    async with start_tomo() as tomo:
+        answers = [
+            await tomo.client.post(
+                f"/admin/cancel/{name}", headers=basic(ADMIN_TOKEN) | {"Origin": "http://tomo"}
+            )
+            for name in ("memory", "prune", "directory")
+        ]
+        pending = {t.id for t in tomo.runtime.timers.list()}
+    assert [a.status_code for a in answers] == [303] * 3
+    assert all("periodic" in unquote(a.headers["location"]) for a in answers)
+    assert {"memory", "prune", "directory"} <= pending

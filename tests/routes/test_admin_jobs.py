@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from datetime import datetime
 
@@ -75,3 +76,43 @@ async def test_deleting_a_pending_judgment_cancels_it(
     assert deleted.status_code == 200 and again.status_code == 404
     assert "judgment:C1:" not in [job["id"] for job in jobs]
     assert model.requests == [] and decisions == []
+
+
+async def test_deleting_with_a_browsers_credentials_needs_the_pages_origin(
+    start_tomo: StartTomo,
+) -> None:
+    # Basic credentials are what a browser adds by itself to any site's request; a bearer
+    # token (curl, scripts) is not, so only the former is checked for where it came from.
+    basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{ADMIN_TOKEN}".encode()).decode()}
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await tomo.message("one", channel="C1")
+        await tomo.message("two", channel="C2")
+        no_origin = await tomo.client.delete("/admin/jobs/judgment:C1:", headers=basic)
+        null = await tomo.client.delete(
+            "/admin/jobs/judgment:C1:", headers=basic | {"Origin": "null"}
+        )
+        foreign = await tomo.client.delete(
+            "/admin/jobs/judgment:C1:", headers=basic | {"Origin": "https://evil.example"}
+        )
+        pending = [t.id for t in tomo.runtime.timers.list()]
+        own = await tomo.client.delete(
+            "/admin/jobs/judgment:C1:", headers=basic | {"Origin": "http://tomo"}
+        )
+        by_curl = await tomo.client.delete("/admin/jobs/judgment:C2:", headers=BEARER)
+    assert [r.status_code for r in (no_origin, null, foreign)] == [403] * 3
+    assert "judgment:C1:" in pending
+    assert own.status_code == 200 and by_curl.status_code == 200
+
+
+async def test_periodic_jobs_cannot_be_cancelled(start_tomo: StartTomo) -> None:
+    async with start_tomo() as tomo:
+        answers = [
+            await tomo.client.delete(f"/admin/jobs/{name}", headers=BEARER)
+            for name in ("memory", "prune", "directory")
+        ]
+        removed = tomo.runtime.timers.remove("memory")
+        jobs = (await tomo.client.get("/admin/jobs", headers=BEARER)).json()["jobs"]
+    assert [a.status_code for a in answers] == [409] * 3
+    assert "periodic" in answers[0].json()["detail"]
+    assert not removed
+    assert {"memory", "prune", "directory"} <= {job["id"] for job in jobs}

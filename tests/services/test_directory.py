@@ -1,6 +1,7 @@
 """Channels and people (SPEC §3.8) and the bot's identity, over real HTTP to the Slack stand-in."""
 
 import asyncio
+from typing import Any
 
 from tests.conftest import StartTomo, next_ts, wait_for
 from tests.fakes import FakeSlack
@@ -140,3 +141,42 @@ async def test_learn_waits_for_lookups_and_does_not_repeat_one_that_failed(
     ]
     assert [c["user"] for c in slack.calls_to("users.info")] == ["U404", "U404"]
     assert [c["bot"] for c in slack.calls_to("bots.info")] == ["BBOT", "B0CI"]  # BBOT: app id
+
+
+async def test_one_bad_channel_name_never_drops_the_others(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    slack.add_channel("C3", "bad\x00name")  # PostgreSQL refuses a NUL in text
+    slack.add_channel("C4", "x" * 300)  # longer than the column
+    async with start_tomo() as tomo:
+        names = {r["id"]: r["name"] for r in await tomo.rows("SELECT id, name FROM channel")}
+    assert names == {"C1": "general", "C2": "random", "C3": "badname", "C4": "x" * 255}
+
+
+async def test_odd_entries_in_the_channel_list_are_skipped_or_cleaned(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    def page(_params: Any) -> dict[str, Any]:
+        # users.conversations' shape (api.slack.com/methods/users.conversations), with a
+        # channel listed twice (the list changed between two pages) and entries no channel has.
+        general = {"id": "C1", "name": "general", "is_channel": True, "is_private": False}
+        return {
+            "ok": True,
+            "channels": [
+                general,
+                {**general, "name": "general-renamed"},
+                {"id": {"value": "C7"}, "name": "an id that is no id"},
+                {"name": "no id at all"},
+                "C8",
+                {"id": "C5", "name": {"en": "a name that is no string"}, "is_private": True},
+            ],
+            "response_metadata": {"next_cursor": ""},
+        }
+
+    slack.handle("users.conversations", page)
+    async with start_tomo() as tomo:
+        rows = await tomo.rows("SELECT id, name, is_private FROM channel ORDER BY id")
+    assert rows == [
+        {"id": "C1", "name": "general-renamed", "is_private": False},
+        {"id": "C5", "name": "C5", "is_private": True},
+    ]

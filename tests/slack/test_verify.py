@@ -1,4 +1,6 @@
-from app.slack.verify import verify_slack_signature
+import pytest
+
+from app.slack.verify import MAX_AGE_SECONDS, verify_slack_signature
 from tests.signing import sign
 
 # Slack's published example (api.slack.com/authentication/verifying-requests-from-slack).
@@ -60,10 +62,39 @@ def test_wrong_secret_and_garbage_headers_are_rejected() -> None:
     )
 
 
-def test_a_body_that_is_not_utf8_is_rejected_not_an_error() -> None:
+def test_a_signed_body_that_is_not_utf8_is_verified_over_its_bytes() -> None:
+    # Slack sends UTF-8; a signed body that is not must still count as signed, so that the
+    # endpoint answers 400 (not JSON) rather than 401 (not from Slack).
     body = b"\xff\xfe not utf-8"
     signed = sign(body, secret=SLACK_SECRET, timestamp=int(SLACK_TIMESTAMP))
     lowered = {k.lower(): v for k, v in signed.items()}
+    now = float(SLACK_TIMESTAMP)
+    assert verify_slack_signature(body, lowered, signing_secret=SLACK_SECRET, now=now)
+    assert not verify_slack_signature(body, lowered, signing_secret="other", now=now)
+    assert not verify_slack_signature(body + b"x", lowered, signing_secret=SLACK_SECRET, now=now)
     assert not verify_slack_signature(
-        body, lowered, signing_secret=SLACK_SECRET, now=float(SLACK_TIMESTAMP)
+        body, lowered, signing_secret=SLACK_SECRET, now=now + MAX_AGE_SECONDS + 1
+    )
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "signature"),
+    [
+        ("9" * 5000, SLACK_SIGNATURE),  # int() refuses more than 4,300 digits
+        ("\xb2", SLACK_SIGNATURE),  # "²": a digit to str.isdigit, not to int()
+        ("1531420618\xb2", SLACK_SIGNATURE),
+        ("\u0661\u0665\u0663\u0661\u0664\u0662\u0660\u0666\u0661\u0668", SLACK_SIGNATURE),
+        (" 1531420618", SLACK_SIGNATURE),
+        ("-1531420618", SLACK_SIGNATURE),
+        (SLACK_TIMESTAMP, SLACK_SIGNATURE[:-1] + "\xe9"),  # compare_digest refuses non-ASCII
+        (SLACK_TIMESTAMP, "v0=\u00ff" * 30),
+        (SLACK_TIMESTAMP, ""),
+    ],
+)
+def test_odd_headers_are_refused_never_raised_on(timestamp: str, signature: str) -> None:
+    assert not verify_slack_signature(
+        SLACK_BODY,
+        headers(timestamp, signature),
+        signing_secret=SLACK_SECRET,
+        now=float(SLACK_TIMESTAMP),
     )
