@@ -100,7 +100,9 @@ def build_runtime(
     sessions = session_factory(engine)
     if slack is None:
         slack = SlackClient(
-            token=settings.SLACK_BOT_TOKEN.get_secret_value(), base_url=settings.SLACK_API_URL
+            token=settings.SLACK_BOT_TOKEN.get_secret_value(),
+            base_url=settings.SLACK_API_URL,
+            timeout=settings.SLACK_TIMEOUT_SECONDS,
         )
     timers = Timers() if timers is None else timers
     identity = Identity()
