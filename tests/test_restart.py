@@ -225,7 +225,8 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         left = await tomo.rows("SELECT status FROM reply")
-    assert left == [{"status": "claimed"}] and slack.posts() == []
+    # Released, not left `claimed`: owed still, nothing posted.
+    assert left == [{"status": "interrupted"}] and slack.posts() == []
 
     async with start_tomo() as tomo:
         (post,) = await slack.wait_for_posts(1, timeout=3)

@@ -20,7 +20,17 @@ from sqlmodel import SQLModel
 from app.db.engine import create_engine
 from app.db.migrate import PROJECT_ROOT, SCHEMA_HEAD, _upgrade, current_revision, upgrade_to_head
 
-TABLES = {"channel", "person", "message", "seen_event", "judgment", "reply", "memory", "llm_call"}
+TABLES = {
+    "channel",
+    "person",
+    "message",
+    "seen_event",
+    "judgment",
+    "reply",
+    "memory",
+    "llm_call",
+    "on_it",
+}
 
 
 def alembic_head() -> str | None:

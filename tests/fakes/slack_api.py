@@ -111,6 +111,11 @@ class FakeSlack(SlackMarks, Served):
         failure = _Failure(504, None, None, accept=accept, hang=seconds)
         self._add_failures(method, times, failure)
 
+    def heal(self) -> None:
+        """Forget every failure, garbled answer and hang still pending."""
+        with self._lock:
+            self._failures.clear()
+
     def _add_failures(self, method: str, times: int, failure: _Failure) -> None:
         with self._lock:
             self._failures.setdefault(method, []).extend(copy.copy(failure) for _ in range(times))
