@@ -115,8 +115,9 @@ class Reply(SQLModel, table=True):
     error: str | None = None
     created_at: float = 0.0
     posted_at: float | None = None
-    # The messages to post (a JSON list of texts), stored before the first is sent: a claim
-    # taken over finishes posting these, never a new answer.
+    # What to post, stored before the first message is sent (JSON: {"messages": [text, ...],
+    # "model_failure": why the model gave no answer when they are the apology, or null): a
+    # claim taken over finishes posting these, never a new answer.
     chunks: str | None = None
 
 

@@ -102,15 +102,17 @@ async def _take(connection: AsyncConnection, *where: object) -> Claim | None:
 
 def _claim_of(reply: Reply) -> Claim:
     assert reply.id is not None
-    chunks = json.loads(reply.chunks) if reply.chunks else None
+    stored = json.loads(reply.chunks) if reply.chunks else {}
+    messages = stored.get("messages") if isinstance(stored, dict) else None
+    failure = stored.get("model_failure") if isinstance(stored, dict) else None
     return Claim(
         reply.id,
         reply.channel,
         reply.thread_ts,
         reply.trigger_ts,
         reply.reason,
-        chunks=[str(chunk) for chunk in chunks] if isinstance(chunks, list) else None,
-        error=reply.error if chunks else None,
+        chunks=[str(m) for m in messages] if isinstance(messages, list) else None,
+        error=str(failure) if failure else None,
     )
 
 
@@ -134,11 +136,10 @@ async def store_chunks(
     engine: AsyncEngine, claim_id: int, chunks: list[str], *, error: str | None = None
 ) -> None:
     """Before the first post: what is about to be posted (and, for an apology, why)."""
+    stored = json.dumps({"messages": chunks, "model_failure": error}, ensure_ascii=False)
     async with engine.begin() as connection:
         await connection.execute(
-            update(Reply)
-            .where(col(Reply.id) == claim_id)
-            .values(chunks=json.dumps(chunks, ensure_ascii=False), error=error)
+            update(Reply).where(col(Reply.id) == claim_id).values(chunks=stored, error=error)
         )
 
 
