@@ -31,6 +31,7 @@ from app.services.identity import Identity
 from app.services.judgment import JudgmentService
 from app.services.locks import ConversationLocks
 from app.services.memory import MemoryService
+from app.services.onit import OnIt
 from app.services.recovery import restore_timers
 from app.services.reply import ReplyService
 from app.settings import Settings
@@ -58,6 +59,7 @@ class Runtime:
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
+    on_it: OnIt
     worker: WorkerJobs | None = None  # None: jobs run inline, on this event loop
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -132,10 +134,14 @@ def build_runtime(
         if worker
         else None
     )
+    recorder = Recorder(engine)
+    # The "on it" sign is put up here, in the process that owns the timers, whichever
+    # process writes the reply.
+    on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
     conversations = Conversations(
         timers=timers,
         judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
-        reply=jobs.reply if jobs else reply.run,
+        reply=on_it.around(jobs.reply if jobs else reply.run),
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
     )
@@ -149,7 +155,6 @@ def build_runtime(
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
     )
-    recorder = Recorder(engine)
     directory = Directory(
         slack=slack,
         engine=engine,
@@ -180,6 +185,7 @@ def build_runtime(
             short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
         ),
+        on_it=on_it,
         worker=jobs,
     )
     return runtime
@@ -188,6 +194,13 @@ def build_runtime(
 async def _after_identity(runtime: Runtime) -> None:
     await runtime.identity.learn(runtime.slack)
     await runtime.directory.sync_channels()
+
+
+async def _clear_leftover_signs(runtime: Runtime) -> None:
+    try:
+        await runtime.on_it.clear_leftovers()
+    except Exception:
+        logger.exception("clearing the 'on it' signs left by the last stop failed")
 
 
 async def freeze_after_litellm() -> None:
@@ -219,6 +232,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     )
     runtime.timers.start()
     runtime.spawn(_after_identity(runtime), "identity")
+    runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.worker is None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         llm_module.preload()
@@ -232,6 +246,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         await runtime.timers.stop()
         if runtime.worker is not None:
             await runtime.worker.stop()
+        await runtime.on_it.close()
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)

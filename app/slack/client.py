@@ -20,8 +20,9 @@ logger = logging.getLogger(__name__)
 # How a call may be retried. A read is retried after a 5xx or a dropped connection; a post
 # never is, since Slack may have posted it (app.slack.errors): only a connection that was never
 # made, or a 429 (Slack did nothing), is tried again. `wait_if_limited=False` answers a 429 at
-# once, for calls that have something else to fall back on.
-READ, READ_NOW, POST = "read", "read-now", "post"
+# once, for calls that have something else to fall back on. A sign ("on it") is tried once:
+# it must be quick, and it has a fallback of its own.
+READ, READ_NOW, POST, SIGN = "read", "read-now", "post", "sign"
 
 
 def _web_client(*, token: str, base_url: str, timeout: float, policy: str) -> AsyncWebClient:
@@ -35,7 +36,9 @@ def _web_client(*, token: str, base_url: str, timeout: float, policy: str) -> As
     from slack_sdk.web.async_client import AsyncWebClient
 
     handlers: list[AsyncRetryHandler]
-    if policy == POST:
+    if policy == SIGN:
+        handlers = []
+    elif policy == POST:
         never_sent: list[type[Exception]] = [aiohttp.ClientConnectorError]
         handlers = [AsyncConnectionErrorRetryHandler(max_retry_count=1, error_types=never_sent)]
     else:
@@ -43,7 +46,7 @@ def _web_client(*, token: str, base_url: str, timeout: float, policy: str) -> As
             AsyncConnectionErrorRetryHandler(max_retry_count=1),
             AsyncServerErrorRetryHandler(max_retry_count=1),
         ]
-    if policy != READ_NOW:
+    if policy in (READ, POST):
         handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     # slack-sdk hands `timeout` to aiohttp's ClientTimeout, which takes a float.
     return AsyncWebClient(
@@ -181,20 +184,18 @@ class SlackClient:
         ]
 
     async def add_reaction(self, *, channel: str, ts: str, name: str) -> None:
-        """React to a message (already reacted counts as done); a 429 fails at once."""
+        """React to a message (already reacted counts as done); tried once."""
         try:
-            await self._call(
-                "reactions.add", wait_if_limited=False, channel=channel, timestamp=ts, name=name
-            )
+            await self._call("reactions.add", policy=SIGN, channel=channel, timestamp=ts, name=name)
         except SlackError as error:
             if error.error != "already_reacted":
                 raise
 
     async def remove_reaction(self, *, channel: str, ts: str, name: str) -> None:
-        """Take a reaction back (none there counts as done); a 429 fails at once."""
+        """Take a reaction back (none there counts as done); tried once."""
         try:
             await self._call(
-                "reactions.remove", wait_if_limited=False, channel=channel, timestamp=ts, name=name
+                "reactions.remove", policy=SIGN, channel=channel, timestamp=ts, name=name
             )
         except SlackError as error:
             if error.error not in ("no_reaction", "message_not_found"):
@@ -202,10 +203,10 @@ class SlackClient:
 
     async def set_thread_status(self, *, channel: str, thread_ts: str, status: str) -> None:
         """The "is thinking..." line under a thread (assistant.threads.setStatus; "" clears
-        it, and so does the app's next post there); a 429 fails at once."""
+        it, and so does the app's next post there); tried once."""
         await self._call(
             "assistant.threads.setStatus",
-            wait_if_limited=False,
+            policy=SIGN,
             channel_id=channel,
             thread_ts=thread_ts,
             status=status,

@@ -19,7 +19,8 @@ from sqlalchemy import text
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
-FAST = {"MIN_WAIT_SECONDS": 30, "SLACK_TIMEOUT_SECONDS": 0.5}
+# A slow first LiteLLM call on a busy machine must not turn the reply into the apology.
+FAST = {"MIN_WAIT_SECONDS": 30, "SLACK_TIMEOUT_SECONDS": 0.5, "LLM_TIMEOUT_SECONDS": 30}
 Fault = Callable[[FakeSlack], None]
 
 FAULTS: dict[str, tuple[Fault, Fault]] = {
