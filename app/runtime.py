@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
@@ -196,6 +197,11 @@ async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.sync_channels()
 
 
+async def _load_slack_sdk() -> None:
+    with contextlib.suppress(ImportError):  # the first call reports it
+        await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
+
+
 async def _clear_leftover_signs(runtime: Runtime) -> None:
     try:
         await runtime.on_it.clear_leftovers()
@@ -214,9 +220,15 @@ async def freeze_after_litellm() -> None:
 @contextlib.asynccontextmanager
 async def running(settings: Settings) -> AsyncIterator[Runtime]:
     """Start everything (schema, recorder, timers, identity in the background); stop it all."""
+    # slack-sdk's async client (aiohttp under it: a quarter of a second of imports, more on a
+    # busy machine) is loaded on a thread from the very start, alongside the database's
+    # start-up, so the first mention's "on it" does not wait for it.
+    loading = asyncio.create_task(_load_slack_sdk(), name="slack-sdk-import")
     engine = create_engine(settings.DATABASE_URL)
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine, worker=settings.JOB_WORKER == "process")
+    runtime.background.add(loading)
+    loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
     if runtime.worker is not None:
