@@ -83,8 +83,12 @@ class OnIt:
             if reason not in SHOWN_FOR or not ts:
                 return await job(**kwargs)
             channel, thread_ts = str(kwargs["channel"]), str(kwargs.get("thread_ts") or "")
-            showing = self._spawn(self.show(channel, thread_ts, str(ts), reason=str(reason)))
-            await asyncio.wait([showing], timeout=HEAD_START_SECONDS)
+            shown = asyncio.Event()
+            showing = self._spawn(
+                self.show(channel, thread_ts, str(ts), reason=str(reason), shown=shown)
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(shown.wait(), HEAD_START_SECONDS)
             try:
                 return await job(**kwargs)
             finally:
@@ -92,8 +96,17 @@ class OnIt:
 
         return reply_with_sign
 
-    async def show(self, channel: str, thread_ts: str, ts: str, *, reason: str) -> Sign:
-        """Put the sign up (and remember it); a Slack refusal is logged, never raised."""
+    async def show(
+        self,
+        channel: str,
+        thread_ts: str,
+        ts: str,
+        *,
+        reason: str,
+        shown: asyncio.Event | None = None,
+    ) -> Sign:
+        """Put the sign up (and remember it); a Slack refusal is logged, never raised.
+        `shown` is set once Slack has answered, before the sign is remembered."""
         async with self._only(channel, ts):
             self._working[(channel, ts)] += 1
             first = STATUS if thread_ts and reason not in self._status_refused else REACTION
@@ -101,6 +114,8 @@ class OnIt:
             started = time.monotonic()
             kind = await self._set(channel, thread_ts, ts, reason=reason, first=first)
             logger.info("on it: %s in %.0f ms", kind or "nothing shown", _ms_since(started))
+            if shown is not None:
+                shown.set()
             await asyncio.gather(remembered, return_exceptions=True)
             return Sign(channel, ts, thread_ts, kind)
 
