@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
@@ -31,6 +32,7 @@ from app.services.identity import Identity
 from app.services.judgment import JudgmentService
 from app.services.locks import ConversationLocks
 from app.services.memory import MemoryService
+from app.services.onit import OnIt
 from app.services.recovery import restore_timers
 from app.services.reply import ReplyService
 from app.services.voice import OwnVoice
@@ -60,6 +62,7 @@ class Runtime:
     reply: ReplyService
     memory: MemoryService
     voice: OwnVoice
+    on_it: OnIt
     worker: WorkerJobs | None = None  # None: jobs run inline, on this event loop
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -102,7 +105,9 @@ def build_runtime(
     sessions = session_factory(engine)
     if slack is None:
         slack = SlackClient(
-            token=settings.SLACK_BOT_TOKEN.get_secret_value(), base_url=settings.SLACK_API_URL
+            token=settings.SLACK_BOT_TOKEN.get_secret_value(),
+            base_url=settings.SLACK_API_URL,
+            timeout=settings.SLACK_TIMEOUT_SECONDS,
         )
     timers = Timers() if timers is None else timers
     identity = Identity()
@@ -146,10 +151,14 @@ def build_runtime(
         if worker
         else None
     )
+    recorder = Recorder(engine)
+    # The "on it" sign is put up here, in the process that owns the timers, whichever
+    # process writes the reply.
+    on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
     conversations = Conversations(
         timers=timers,
         judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
-        reply=jobs.reply if jobs else reply.run,
+        reply=on_it.around(jobs.reply if jobs else reply.run),
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
     )
@@ -190,6 +199,7 @@ def build_runtime(
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
         ),
         voice=voice,
+        on_it=on_it,
         worker=jobs,
     )
     return runtime
@@ -199,6 +209,18 @@ async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.load_bots()
     await runtime.identity.learn(runtime.slack)
     await runtime.directory.sync_channels()
+
+
+async def _load_slack_sdk() -> None:
+    with contextlib.suppress(ImportError):  # the first call reports it
+        await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
+
+
+async def _clear_leftover_signs(runtime: Runtime) -> None:
+    try:
+        await runtime.on_it.clear_leftovers()
+    except Exception:
+        logger.exception("clearing the 'on it' signs left by the last stop failed")
 
 
 async def freeze_after_litellm() -> None:
@@ -212,9 +234,15 @@ async def freeze_after_litellm() -> None:
 @contextlib.asynccontextmanager
 async def running(settings: Settings) -> AsyncIterator[Runtime]:
     """Start everything (schema, recorder, timers, identity in the background); stop it all."""
+    # slack-sdk's async client (aiohttp under it: a quarter of a second of imports, more on a
+    # busy machine) is loaded on a thread from the very start, alongside the database's
+    # start-up, so the first mention's "on it" does not wait for it.
+    loading = asyncio.create_task(_load_slack_sdk(), name="slack-sdk-import")
     engine = create_engine(settings.DATABASE_URL)
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine, worker=settings.JOB_WORKER == "process")
+    runtime.background.add(loading)
+    loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
     if runtime.worker is not None:
@@ -230,6 +258,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     )
     runtime.timers.start()
     runtime.spawn(_after_identity(runtime), "identity")
+    runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.worker is None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         llm_module.preload()
@@ -243,6 +272,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         await runtime.timers.stop()
         if runtime.worker is not None:
             await runtime.worker.stop()
+        await runtime.on_it.close()
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)

@@ -32,6 +32,8 @@ class Settings(DatabaseSettings):
     SLACK_SIGNING_SECRET: SecretStr
     SLACK_BOT_TOKEN: SecretStr
     SLACK_API_URL: str = "https://slack.com/api/"
+    # Per Web API call. A post that times out is looked up before it is ever sent again.
+    SLACK_TIMEOUT_SECONDS: float = Field(default=10, gt=0, le=120)
     ADMIN_TOKEN: SecretStr | None = None
 
     LLM_MODEL: str = "openai/gpt-4o-mini"

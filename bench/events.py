@@ -75,6 +75,28 @@ def _envelope(event: dict[str, object], event_id: str) -> bytes:
     ).encode()
 
 
+def mention(channel: str, ts: str, *, user: str = "U0001") -> list[Delivery]:
+    """A top-level mention of the bot as Slack delivers it: `app_mention`, then `message`."""
+    text = f"<@{BOT_USER}> are you there?"
+    event: dict[str, object] = {
+        "type": "app_mention",
+        "ts": ts,
+        "event_ts": ts,
+        "channel": channel,
+        "channel_type": "channel",
+        "team": "T0001",
+        "user": user,
+        "text": text,
+        "client_msg_id": str(uuid.uuid4()),
+        "blocks": _blocks(text),
+    }
+    deliveries = []
+    for copy in (event, {**event, "type": "message"}):
+        event_id = f"Ev{uuid.uuid4().hex[:10].upper()}"
+        deliveries.append(Delivery(event_id, channel, ts, MENTION, _envelope(copy, event_id)))
+    return deliveries
+
+
 class Workspace:
     """Generates deliveries; every message gets a unique ts and every delivery an event id."""
 

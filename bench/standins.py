@@ -18,6 +18,9 @@ from starlette.routing import Route
 
 CHANNELS = 100
 _last_post = 0
+# When each "on it" sign and each post arrived (bench.onit reads them from GET /calls).
+RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", "chat.postMessage"})
+_calls: list[dict[str, Any]] = []
 
 
 def _post_ts() -> str:
@@ -53,7 +56,24 @@ async def slack(request: Request) -> JSONResponse:
             params.update(await request.json())
         else:
             params.update(parse_qsl((await request.body()).decode()))
+    if method in RECORDED and len(_calls) < 100_000:
+        _calls.append(
+            {
+                "method": method,
+                "channel": params.get("channel") or params.get("channel_id"),
+                "ts": params.get("thread_ts") or params.get("timestamp"),
+                "status": params.get("status"),
+                "at": time.time(),
+            }
+        )
     return JSONResponse(_slack_answer(method, params))
+
+
+async def calls(request: Request) -> JSONResponse:
+    """The recorded calls since the last reading (which forgets them)."""
+    taken = list(_calls)
+    del _calls[: len(taken)]
+    return JSONResponse({"calls": taken})
 
 
 async def completion(request: Request) -> JSONResponse:
@@ -79,6 +99,7 @@ async def completion(request: Request) -> JSONResponse:
 app = Starlette(
     routes=[
         Route("/api/{method}", slack, methods=["GET", "POST"]),
+        Route("/calls", calls, methods=["GET"]),
         Route("/v1/chat/completions", completion, methods=["POST"]),
     ]
 )

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from app.db.engine import create_engine
 from tests.conftest import (
     ADMIN_TOKEN,
     SIGNING_SECRET,
@@ -225,7 +226,8 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         left = await tomo.rows("SELECT status FROM reply")
-    assert left == [{"status": "claimed"}] and slack.posts() == []
+    # Released, not left `claimed`: owed still, nothing posted.
+    assert left == [{"status": "interrupted"}] and slack.posts() == []
 
     async with start_tomo() as tomo:
         (post,) = await slack.wait_for_posts(1, timeout=3)
@@ -268,3 +270,68 @@ async def wait_for_reply_job(tomo: Server, *, timeout: float) -> None:
             return
         assert time.monotonic() < deadline, f"no reply timer:\n{tomo.output()}"
         await asyncio.sleep(0.2)
+
+
+async def test_the_first_mention_after_a_start_shows_on_it_within_a_second(
+    server: Callable[..., Server], slack: FakeSlack, model: FakeModel
+) -> None:
+    """With the job worker (the default), the reply waits for a process that may still be
+    importing LiteLLM; the sign comes from the web process at once all the same."""
+    model.enqueue("here!")
+    tomo = server()
+    await tomo.start()
+    ts = next_ts()
+    slack.add_message("C1", ts=ts, text="<@UBOT> first!", user="U1")
+    await tomo.message("<@UBOT> first!", ts=ts)
+    acknowledged = time.monotonic()
+    await wait_for(
+        lambda: slack.calls_to("assistant.threads.setStatus"), timeout=5, what="the sign"
+    )
+    shown_after = time.monotonic() - acknowledged
+    await slack.wait_for_posts(1, timeout=30)
+    await wait_for(
+        lambda: len(slack.calls_to("assistant.threads.setStatus")) == 2,
+        timeout=5,
+        what="the sign cleared",
+    )
+    assert await tomo.stop(), tomo.output()
+    assert shown_after < 1.0, f"the sign came {shown_after:.2f} s after the acknowledgement"
+    methods = [
+        m for m, _ in slack.calls if m in ("assistant.threads.setStatus", "chat.postMessage")
+    ]
+    assert methods == [
+        "assistant.threads.setStatus",
+        "chat.postMessage",
+        "assistant.threads.setStatus",
+    ]
+    assert slack.thread_status("C1", ts) == ""
+
+
+async def test_killed_while_the_sign_is_up_the_restart_answers_once_and_clears_it(
+    server: Callable[..., Server], slack: FakeSlack, model: FakeModel, database_url: str
+) -> None:
+    model.delay(5.0)  # the reply is still being written when tomo is killed
+    slack.add_channel("D1", "", is_im=True, user="U1")
+    tomo = server()
+    await tomo.start()
+    ts = next_ts()
+    slack.add_message("D1", ts=ts, text="are you there?", user="U1")
+    await tomo.message("are you there?", channel="D1", channel_type="im", ts=ts)
+    await wait_for(lambda: slack.reactions("D1", ts) == ["eyes"], timeout=5, what="the sign")
+    await model.wait_for_requests(1, timeout=30)
+    await tomo.kill()  # kill -9: no chance to clear anything
+
+    await tomo.start()
+    (post,) = await slack.wait_for_posts(1, timeout=30)
+    await wait_for(lambda: slack.reactions("D1", ts) == [], timeout=10, what="the sign cleared")
+    await asyncio.sleep(0.5)
+    assert await tomo.stop(), tomo.output()
+    assert post["channel"] == "D1" and len(slack.posts()) == 1
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            left = (await connection.execute(text("SELECT * FROM on_it"))).all()
+            claims = (await connection.execute(text("SELECT status FROM reply"))).scalars().all()
+    finally:
+        await engine.dispose()
+    assert left == [] and claims == ["posted"]

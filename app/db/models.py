@@ -110,11 +110,31 @@ class Reply(SQLModel, table=True):
     thread_ts: str = Field(default=TOP_LEVEL, max_length=32)
     trigger_ts: str = Field(max_length=32)
     reason: str = Field(default="", max_length=16)  # mention, dm, auto_reply, judgment
-    status: str = Field(default="claimed", max_length=16)  # claimed, posted, failed, interrupted
+    # claimed, posted, failed; interrupted (its process stopped), uncertain (a post's outcome
+    # is unknown: looked up in Slack before anything is posted again). See services/claims.
+    status: str = Field(default="claimed", max_length=16)
     posted_ts: str | None = Field(default=None, max_length=32)
     error: str | None = None
     created_at: float = 0.0
     posted_at: float | None = None
+    # What to post, stored before the first message is sent (JSON: {"messages": [text, ...],
+    # "model_failure": why the model gave no answer when they are the apology, or null): a
+    # claim taken over finishes posting these, never a new answer.
+    chunks: str | None = None
+
+
+class OnIt(SQLModel, table=True):
+    """A sign in Slack that tomo is working on a person's message (a thread status or a
+    reaction), kept until it is cleared so that one left by a stopped process is cleared at
+    the next start."""
+
+    __tablename__ = "on_it"
+
+    channel: str = Field(primary_key=True, max_length=32)
+    ts: str = Field(primary_key=True, max_length=32)  # the person's message
+    thread_ts: str = Field(default="", max_length=32)  # the thread of the status
+    kind: str = Field(max_length=16)  # status, reaction
+    set_at: float = 0.0
 
 
 class Memory(SQLModel, table=True):

@@ -56,15 +56,44 @@ class ReplaySlack(SlackClient):
     async def auth_test(self) -> BotIdentity:
         return BotIdentity(user_id=BOT_USER_ID, bot_id=BOT_ID, team_id=TEAM_ID)
 
-    async def post_message(self, *, channel: str, text: str, thread_ts: str | None) -> str:
+    async def post_message(
+        self,
+        *,
+        channel: str,
+        text: str,
+        thread_ts: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
         if channel not in self._channels:
             raise SlackError("chat.postMessage", "channel_not_found")
         ts = self.next_ts()
-        message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": text}
+        message: dict[str, Any] = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID}
+        message |= {"text": text} | ({"metadata": metadata} if metadata else {})
         self.add_message(channel, {**message, "ts": ts, "thread_ts": thread_ts or None})
         if self.on_post is not None:
             self.on_post(channel, thread_ts or "", ts, text)
         return ts
+
+    async def posts_with_metadata(
+        self, *, channel: str, thread_ts: str, after_ts: str, event_type: str
+    ) -> list[dict[str, Any]]:
+        return [
+            dict(m)
+            for m in self._messages.get(channel, [])
+            if (m.get("thread_ts") or "") == thread_ts
+            and float(m["ts"]) > float(after_ts)
+            and (m.get("metadata") or {}).get("event_type") == event_type
+        ]
+
+    # The replay shows no "on it": nobody is watching the conversation live.
+    async def add_reaction(self, *, channel: str, ts: str, name: str) -> None:
+        return None
+
+    async def remove_reaction(self, *, channel: str, ts: str, name: str) -> None:
+        return None
+
+    async def set_thread_status(self, *, channel: str, thread_ts: str, status: str) -> None:
+        return None
 
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int

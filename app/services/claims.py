@@ -1,18 +1,28 @@
 """Claims on answering a message (SPEC §3.5: never twice for the same latest message).
 
 A reply first inserts a `reply` row keyed by (channel, thread_ts, trigger_ts); the unique key
-makes a second claim on the same message fail, whatever retries, races or processes. A claim
-still `claimed` at start-up belongs to a process that stopped before it finished: it becomes
-`interrupted`, and only such a claim can be taken over.
+makes a second claim on the same message fail, whatever retries, races or processes. The
+claim stores the messages it will post before it posts the first one.
+
+A claim ends `posted` or `failed`. Two states mean the work is owed still and the claim can
+be taken over: `interrupted` (a claim still `claimed` at start-up: its process stopped) and
+`uncertain` (Slack may or may not have a post of it). A claim taken over that has its messages
+stored may have posted some of them: those are looked up in Slack before any is sent again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import case, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -22,13 +32,28 @@ CLAIMED = "claimed"
 POSTED = "posted"
 FAILED = "failed"
 INTERRUPTED = "interrupted"
-UNFINISHED = frozenset({CLAIMED, INTERRUPTED})
+UNCERTAIN = "uncertain"
+OWED = frozenset({INTERRUPTED, UNCERTAIN})  # may be taken over
+UNFINISHED = frozenset({CLAIMED, *OWED})
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: int
+    channel: str
+    thread_ts: str
+    trigger_ts: str
+    reason: str
+    # The messages stored for posting (None: not composed yet). Set on a claim taken over:
+    # some may be in Slack already.
+    chunks: list[str] | None = None
+    error: str | None = None  # why the model gave no answer (the chunks are the apology)
 
 
 async def claim(
     engine: AsyncEngine, *, channel: str, thread_ts: str, trigger_ts: str, reason: str
-) -> int | None:
-    """The id of a new claim on answering `trigger_ts`, or None when it is taken."""
+) -> Claim | None:
+    """A new claim on answering `trigger_ts`, an owed one taken over, or None when taken."""
     now = time.time()
     row = {
         "channel": channel,
@@ -45,30 +70,77 @@ async def claim(
             result = await connection.execute(insert(Reply).values(row))
             primary_key = result.inserted_primary_key
             assert primary_key is not None  # a single-row insert always has one
-            return int(primary_key[0])
+            return Claim(int(primary_key[0]), channel, thread_ts, trigger_ts, reason)
     except IntegrityError:
         pass
+    where = (
+        col(Reply.channel) == channel,
+        col(Reply.thread_ts) == thread_ts,
+        col(Reply.trigger_ts) == trigger_ts,
+    )
     async with engine.begin() as connection:
-        taken = await connection.execute(
-            update(Reply)
+        return await _take(connection, *where)
+
+
+async def take_over(engine: AsyncEngine, claim_id: int) -> Claim | None:
+    """The owed claim `claim_id`, now this process's; None when it is not owed (any more)."""
+    async with engine.begin() as connection:
+        return await _take(connection, col(Reply.id) == claim_id)
+
+
+async def _take(connection: AsyncConnection, *where: object) -> Claim | None:
+    taken = await connection.execute(
+        update(Reply)
+        .where(*where, col(Reply.status).in_(OWED))  # type: ignore[arg-type]
+        .values(status=CLAIMED, created_at=time.time())
+    )
+    if taken.rowcount != 1:
+        return None
+    found = await connection.execute(select(Reply).where(*where))  # type: ignore[arg-type]
+    return _claim_of(Reply.model_validate(found.one()._mapping))
+
+
+def _claim_of(reply: Reply) -> Claim:
+    assert reply.id is not None
+    stored = json.loads(reply.chunks) if reply.chunks else {}
+    messages = stored.get("messages") if isinstance(stored, dict) else None
+    failure = stored.get("model_failure") if isinstance(stored, dict) else None
+    return Claim(
+        reply.id,
+        reply.channel,
+        reply.thread_ts,
+        reply.trigger_ts,
+        reply.reason,
+        chunks=[str(m) for m in messages] if isinstance(messages, list) else None,
+        error=str(failure) if failure else None,
+    )
+
+
+async def owed(engine: AsyncEngine, *, channel: str, thread_ts: str) -> list[int]:
+    """The conversation's owed claims whose messages were stored: posting may have begun."""
+    async with engine.connect() as connection:
+        found = await connection.execute(
+            select(col(Reply.id))
             .where(
                 col(Reply.channel) == channel,
                 col(Reply.thread_ts) == thread_ts,
-                col(Reply.trigger_ts) == trigger_ts,
-                col(Reply.status) == INTERRUPTED,
+                col(Reply.status).in_(OWED),
+                col(Reply.chunks).is_not(None),
             )
-            .values(status=CLAIMED, reason=reason, created_at=now, error=None)
+            .order_by(col(Reply.id))
         )
-        if taken.rowcount != 1:
-            return None
-        found = await connection.execute(
-            select(col(Reply.id)).where(
-                col(Reply.channel) == channel,
-                col(Reply.thread_ts) == thread_ts,
-                col(Reply.trigger_ts) == trigger_ts,
-            )
+        return [int(identifier) for identifier in found.scalars() if identifier is not None]
+
+
+async def store_chunks(
+    engine: AsyncEngine, claim_id: int, chunks: list[str], *, error: str | None = None
+) -> None:
+    """Before the first post: what is about to be posted (and, for an apology, why)."""
+    stored = json.dumps({"messages": chunks, "model_failure": error}, ensure_ascii=False)
+    async with engine.begin() as connection:
+        await connection.execute(
+            update(Reply).where(col(Reply.id) == claim_id).values(chunks=stored, error=error)
         )
-        return found.scalar_one()
 
 
 async def finish(
@@ -90,6 +162,60 @@ async def finish(
                 posted_at=time.time() if posted else None,
             )
         )
+
+
+async def release(engine: AsyncEngine, claim_id: int, *, cancelled: bool, error: str) -> None:
+    """A claim whose work stopped on an exception: a cancellation (tomo stopping) leaves it
+    owed as `interrupted`; a failure ends it `failed`, or leaves it `uncertain` (looked up
+    before anything is posted again) once its messages were stored, as posting may have begun."""
+    owed_as = (
+        INTERRUPTED
+        if cancelled
+        else case((col(Reply.chunks).is_not(None), UNCERTAIN), else_=FAILED)
+    )
+    async with engine.begin() as connection:
+        await connection.execute(
+            update(Reply)
+            .where(col(Reply.id) == claim_id, col(Reply.status) == CLAIMED)
+            .values(status=owed_as, error=error[:500])
+        )
+
+
+_releasing: set[asyncio.Task[None]] = set()
+
+
+@contextlib.asynccontextmanager
+async def held(
+    engine: AsyncEngine,
+    claim_id: int,
+    *,
+    in_flight: Callable[[], asyncio.Future[Any] | None] = lambda: None,
+) -> AsyncIterator[None]:
+    """Work on a claim: whatever exception ends it, the claim is not left `claimed`. While a
+    post is still on its way to Slack (`in_flight`, shielded from the cancellation), the
+    claim stays taken until that post has settled, so no other job takes it over meanwhile;
+    if the process ends first, the next start finds it `claimed` and interrupts it."""
+    try:
+        yield
+    except BaseException as error:
+        cancelled = isinstance(error, asyncio.CancelledError)
+        reason = f"{type(error).__name__}: {error}"
+
+        def releasing() -> Coroutine[Any, Any, None]:
+            return release(engine, claim_id, cancelled=cancelled, error=reason)
+
+        post = in_flight()
+        if post is not None and not post.done():
+            post.add_done_callback(lambda _post: _in_background(releasing()))
+        else:
+            await asyncio.shield(releasing())  # a cancelled job still records that it stopped
+        raise
+
+
+def _in_background(work: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.get_running_loop().create_task(work)
+    _releasing.add(task)
+    task.add_done_callback(_releasing.discard)
 
 
 async def interrupt_unfinished(session: AsyncSession) -> int:

@@ -47,14 +47,25 @@ async def restore_timers(
         (j.channel, j.thread_ts, j.latest_ts): j
         for j in (await session.exec(select(Judgment).where(Judgment.decided_at >= since))).all()
     }
+    replies = (await session.exec(select(Reply).where(Reply.created_at >= since))).all()
     # A reply cut short before it was posted is owed still (its claim can be taken over);
     # once posted, tomo's own message is the conversation's newest and nothing is owed.
     answered = {
-        (r.channel, r.thread_ts, r.trigger_ts)
-        for r in (await session.exec(select(Reply).where(Reply.created_at >= since))).all()
-        if r.status not in claims.UNFINISHED
+        (r.channel, r.thread_ts, r.trigger_ts) for r in replies if r.status not in claims.UNFINISHED
     }
     restored = 0
+    # One that had begun posting (or could not tell whether Slack has a post) is finished by
+    # the conversation's next reply job, which looks its posts up in Slack first.
+    for reply in replies:
+        if reply.status in claims.OWED and reply.chunks is not None:
+            conversations.schedule_reply(
+                channel=reply.channel,
+                thread_ts=reply.thread_ts,
+                run_at=now,
+                latest_ts=reply.trigger_ts,
+                reason=reply.reason or "judgment",
+            )
+            restored += 1
     for (channel, thread_ts), message in newest.items():
         key = (channel, thread_ts, message.ts)
         if key in answered:

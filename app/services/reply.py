@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import unicodedata
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.db.messages import store_messages
 from app.domain import ChatMessage, Context
 from app.jobs.timers import REPLY
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services import claims
 from app.services.context import ContextBuilder, Learn
+from app.services.delivery import Delivery
 from app.services.history import ThreadHistory
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
 from app.services.voice import OwnVoice
-from app.slack.client import SlackClient, SlackError
-from app.slack.events import IncomingMessage
+from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,19 @@ def conversation_turns(
         )
         turns.append({"role": "user", "content": f"{who}{name}: {message.text}"})
     return turns
+
+
+# Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
+_MARKUP = frozenset("*_~`>#-=|[](){}")
+
+
+def usable(answer: str) -> bool:
+    """Whether a model's answer has anything to read: not empty, not only whitespace,
+    invisible characters (zero-width spaces, ...) or Markdown markup."""
+    return any(
+        not (ch.isspace() or ch in _MARKUP or unicodedata.category(ch) in ("Cf", "Cc"))
+        for ch in answer
+    )
 
 
 def newest_human(context: Context) -> ChatMessage | None:
@@ -110,6 +124,7 @@ class ReplyService:
         self._voice = voice
         self._learn = learn
         self._limit = history_limit
+        self._delivery = Delivery(slack=slack, engine=engine, identity=identity)
 
     async def run(
         self, *, channel: str, thread_ts: str, latest_ts: str = "", reason: str = "judgment"
@@ -124,6 +139,7 @@ class ReplyService:
                 return []
 
     async def _reply(self, channel: str, thread_ts: str, latest_ts: str, reason: str) -> list[str]:
+        resumed = await self._resume(channel, thread_ts)
         if thread_ts and latest_ts != thread_ts:
             # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
             await self._history.refresh(channel=channel, thread_ts=thread_ts)
@@ -139,12 +155,12 @@ class ReplyService:
         trigger = newest_human(context)
         if skip is not None or trigger is None:
             logger.info("reply skipped: %s", skip)
-            return []
+            return resumed
         async with self._voice.turn(
             channel=channel, thread_ts=thread_ts, trigger_ts=trigger.ts, reason=reason
         ) as allowed:
             if not allowed:  # own-voice limits (app.services.voice); logged there
-                return []
+                return resumed
             claim = await claims.claim(
                 self._engine,
                 channel=channel,
@@ -154,68 +170,74 @@ class ReplyService:
             )
         if claim is None:
             logger.info("reply skipped: message %s was already answered", trigger.ts)
-            return []
+            return resumed
+        async with self._held(claim):
+            return resumed + await self._answer(claim, context)
 
+    async def _resume(self, channel: str, thread_ts: str) -> list[str]:
+        """Finish the conversation's owed claims that had begun posting (after a restart, or
+        an uncertain post): what Slack has already is found by its metadata, not posted again."""
+        posted: list[str] = []
+        for claim_id in await claims.owed(self._engine, channel=channel, thread_ts=thread_ts):
+            claim = await claims.take_over(self._engine, claim_id)
+            if claim is None or claim.chunks is None:
+                continue
+            logger.info("resuming the reply of claim %d (message %s)", claim.id, claim.trigger_ts)
+            async with self._held(claim):
+                posted += await self._deliver(claim, claim.chunks, look_first=True)
+        return posted
+
+    def _held(self, claim: claims.Claim) -> AbstractAsyncContextManager[None]:
+        return claims.held(
+            self._engine, claim.id, in_flight=lambda: self._delivery.in_flight(claim.id)
+        )
+
+    async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
+        if claim.chunks is not None:  # taken over after posting may have begun
+            return await self._deliver(claim, claim.chunks, look_first=True)
         system = render("reply.j2", context=context)
         turns = conversation_turns(
             context.target_turns(),
-            trigger_ts=trigger.ts,
+            trigger_ts=claim.trigger_ts,
             limit=self._limit,
-            threaded=bool(thread_ts),
+            threaded=bool(claim.thread_ts),
         )
+        failure: str | None = None
         try:
             completion = await self._llm.complete(
                 purpose="reply", messages=[{"role": "system", "content": system}, *turns]
             )
             chunks = format_reply(completion.text)
+            if not chunks or not usable(completion.text):
+                failure = f"unusable answer: {completion.text[:80]!r}"
         except LLMError as error:
-            logger.error("no reply: %s", error)
-            chunks = format_reply(APOLOGY) if reason in DIRECT else []
-            await claims.finish(self._engine, claim, status=claims.FAILED, error=str(error))
-            if not chunks:
+            failure = str(error)
+        if failure is not None:
+            logger.error("no reply: %s", failure)
+            if claim.reason not in DIRECT:
+                await claims.finish(self._engine, claim.id, status=claims.FAILED, error=failure)
                 return []
-            return await self._post(channel, thread_ts, chunks, claim=None)
-        if not chunks:
-            await claims.finish(self._engine, claim, status=claims.FAILED, error="empty answer")
-            return []
-        return await self._post(channel, thread_ts, chunks, claim=claim)
+            chunks = format_reply(APOLOGY)
+        await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
+        return await self._deliver(replace(claim, error=failure), chunks, look_first=False)
 
-    async def _post(
-        self, channel: str, thread_ts: str, chunks: list[str], *, claim: int | None
+    async def _deliver(
+        self, claim: claims.Claim, chunks: list[str], *, look_first: bool
     ) -> list[str]:
-        posted: list[str] = []
-        try:
-            for chunk in chunks:
-                # Shielded: once Slack has the post, it is stored even if the job is cancelled,
-                # so a restart sees it was answered.
-                ts = await asyncio.shield(self._post_one(channel, thread_ts, chunk))
-                posted.append(ts)
-        except SlackError as error:
+        done = await self._delivery.deliver(claim, chunks, look_first=look_first)
+        if done.error is None:
+            # An apology answers the person, but the claim records that the model failed.
+            status, error = (claims.FAILED if claim.error else claims.POSTED), claim.error
+            logger.info("replied with %d message(s): %s", len(done.posted), ",".join(done.posted))
+        elif done.error.rate_limited:
+            # Slack posted nothing: owed still, for the next start or reply here.
+            status, error = claims.INTERRUPTED, str(done.error)
+            logger.error("posting the reply was rate limited; it stays owed: %s", error)
+        elif done.error.uncertain:
+            status, error = claims.UNCERTAIN, str(done.error)
+            logger.error("posting the reply is unsettled (looked up before any retry): %s", error)
+        else:
+            status, error = claims.FAILED, str(done.error)
             logger.error("posting the reply failed: %s", error)
-            if claim is not None:
-                await claims.finish(
-                    self._engine, claim, status=claims.FAILED, error=str(error), posted=posted
-                )
-            return posted
-        if claim is not None:
-            await claims.finish(self._engine, claim, status=claims.POSTED, posted=posted)
-        logger.info("replied with %d message(s): %s", len(posted), ",".join(posted))
-        return posted
-
-    async def _post_one(self, channel: str, thread_ts: str, text: str) -> str:
-        ts = await self._slack.post_message(channel=channel, text=text, thread_ts=thread_ts or None)
-        me = self._identity
-        message = IncomingMessage(
-            channel=channel,
-            ts=ts,
-            team_id=me.team_id or "",
-            thread_ts=thread_ts,
-            user_id=me.user_id,
-            bot_id=me.bot_id,
-            text=text,
-            subtype=None,
-            channel_type=None,
-        )
-        async with self._engine.begin() as connection:
-            await store_messages(connection, [message])
-        return ts
+        await claims.finish(self._engine, claim.id, status=status, error=error, posted=done.posted)
+        return done.posted

@@ -8,15 +8,25 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from slack_sdk.errors import SlackApiError, SlackClientError
+from app.slack.errors import SlackError, error_from_exception, unreadable
 
 if TYPE_CHECKING:
     from slack_sdk.web.async_client import AsyncWebClient
 
+__all__ = ["BotIdentity", "SlackClient", "SlackError"]
+
 logger = logging.getLogger(__name__)
 
+# How a call may be retried. A read is retried after a 5xx or a dropped connection; a post
+# never is, since Slack may have posted it (app.slack.errors): only a connection that was never
+# made, or a 429 (Slack did nothing), is tried again. `wait_if_limited=False` answers a 429 at
+# once, for calls that have something else to fall back on. A sign ("on it") is tried once:
+# it must be quick, and it has a fallback of its own.
+READ, READ_NOW, POST, SIGN = "read", "read-now", "post", "sign"
 
-def _web_client(*, token: str, base_url: str, rate_limit_retries: int) -> AsyncWebClient:
+
+def _web_client(*, token: str, base_url: str, timeout: float, policy: str) -> AsyncWebClient:
+    import aiohttp
     from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
         AsyncConnectionErrorRetryHandler,
@@ -25,23 +35,29 @@ def _web_client(*, token: str, base_url: str, rate_limit_retries: int) -> AsyncW
     )
     from slack_sdk.web.async_client import AsyncWebClient
 
-    handlers: list[AsyncRetryHandler] = [
-        AsyncConnectionErrorRetryHandler(max_retry_count=1),
-        AsyncServerErrorRetryHandler(max_retry_count=1),
-    ]
-    if rate_limit_retries:
-        handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
-    return AsyncWebClient(token=token, base_url=base_url, timeout=10, retry_handlers=handlers)
+    handlers: list[AsyncRetryHandler]
+    if policy == SIGN:
+        handlers = []
+    elif policy == POST:
+        never_sent: list[type[Exception]] = [aiohttp.ClientConnectorError]
+        handlers = [AsyncConnectionErrorRetryHandler(max_retry_count=1, error_types=never_sent)]
+    else:
+        handlers = [
+            AsyncConnectionErrorRetryHandler(max_retry_count=1),
+            AsyncServerErrorRetryHandler(max_retry_count=1),
+        ]
+    if policy in (READ, POST):
+        handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    # slack-sdk hands `timeout` to aiohttp's ClientTimeout, which takes a float.
+    return AsyncWebClient(
+        token=token,
+        base_url=base_url,
+        timeout=timeout,  # type: ignore[arg-type]
+        retry_handlers=handlers,
+    )
 
 
-class SlackError(Exception):
-    """A Slack Web API call failed (after slack-sdk's retries)."""
-
-    def __init__(self, method: str, error: str, *, rate_limited: bool = False) -> None:
-        super().__init__(f"{method}: {error}")
-        self.method = method
-        self.error = error
-        self.rate_limited = rate_limited
+RATE_LIMIT_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -57,50 +73,43 @@ class SlackClient:
     """slack-sdk's async client (and aiohttp under it, a quarter of a second of imports) is
     imported on a thread at the first call, so start-up does not wait for it."""
 
-    def __init__(self, *, token: str, base_url: str, rate_limit_retries: int = 2) -> None:
-        self._token, self._base_url = token, base_url
-        self._rate_limit_retries = rate_limit_retries
-        self._clients: tuple[AsyncWebClient, AsyncWebClient] | None = None
+    def __init__(self, *, token: str, base_url: str, timeout: float = 10.0) -> None:
+        self._token, self._base_url, self._timeout = token, base_url, timeout
+        self._clients: dict[str, AsyncWebClient] = {}
 
-    async def _web(self, *, wait_if_limited: bool) -> AsyncWebClient:
-        if self._clients is None:
+    async def _web(self, policy: str) -> AsyncWebClient:
+        if policy not in self._clients:
             await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
-            if self._clients is None:
-                self._clients = (
-                    _web_client(
-                        token=self._token,
-                        base_url=self._base_url,
-                        rate_limit_retries=self._rate_limit_retries,
-                    ),
-                    # For calls with a fallback (thread history): a 429 is answered at once.
-                    _web_client(token=self._token, base_url=self._base_url, rate_limit_retries=0),
+            if policy not in self._clients:
+                self._clients[policy] = _web_client(
+                    token=self._token, base_url=self._base_url, timeout=self._timeout, policy=policy
                 )
-        return self._clients[0] if wait_if_limited else self._clients[1]
+        return self._clients[policy]
 
     async def close(self) -> None:
-        for web in self._clients or ():
+        for web in self._clients.values():
             session = getattr(web, "session", None)
             if session is not None:
                 await session.close()
 
     async def _call(
-        self, method: str, *, wait_if_limited: bool = True, **params: Any
+        self, method: str, *, wait_if_limited: bool = True, policy: str = READ, **params: Any
     ) -> dict[str, Any]:
+        """The answer's JSON object; SlackError for every way the call can fail, saying
+        whether Slack may have carried it out nonetheless (`uncertain`)."""
+        if policy == READ and not wait_if_limited:
+            policy = READ_NOW
+        web = await self._web(policy)
         # slack-sdk's named method (chat_postMessage, ...) picks the right encoding for each.
-        web = await self._web(wait_if_limited=wait_if_limited)
         call = getattr(web, method.replace(".", "_"))
         try:
             response = await call(**params)
-        except SlackApiError as error:
-            response = error.response
-            status = response.status_code if response is not None else None
-            data = response.data if response is not None else None
-            # A 5xx from Slack or a proxy may carry a non-JSON body: report the status then.
-            code = str(data.get("error")) if isinstance(data, dict) else f"HTTP {status}"
-            raise SlackError(method, code, rate_limited=status == 429) from error
-        except (SlackClientError, OSError, TimeoutError) as error:
-            raise SlackError(method, f"{type(error).__name__}: {error}") from error
-        return dict(response.data) if isinstance(response.data, dict) else {}
+        except Exception as error:  # every shape slack-sdk and aiohttp fail in: see errors.py
+            raise error_from_exception(method, error) from error
+        data = response.data
+        if not isinstance(data, dict) or data.get("ok") is not True:
+            raise unreadable(method, data)
+        return data
 
     async def _paged(
         self, method: str, key: str, *, wait_if_limited: bool = True, **params: Any
@@ -114,13 +123,19 @@ class SlackClient:
                 **params,
                 **({"cursor": cursor} if cursor else {}),
             )
-            items.extend(page.get(key) or [])
-            cursor = (page.get("response_metadata") or {}).get("next_cursor") or ""
-            if not cursor:
+            found = page.get(key)
+            if isinstance(found, list):
+                items.extend(item for item in found if isinstance(item, dict))
+            paging = page.get("response_metadata")
+            following = paging.get("next_cursor") if isinstance(paging, dict) else None
+            if not following or not isinstance(following, str):
                 return items
+            cursor = following
 
     async def auth_test(self) -> BotIdentity:
         data = await self._call("auth.test")
+        if not data.get("user_id"):
+            raise unreadable("auth.test", data)
         return BotIdentity(
             user_id=str(data["user_id"]),
             bot_id=data.get("bot_id"),
@@ -137,7 +152,17 @@ class SlackClient:
         data = await self._call("conversations.info", channel=channel)
         return dict(data.get("channel") or {})
 
-    async def post_message(self, *, channel: str, text: str, thread_ts: str | None) -> str:
+    async def post_message(
+        self,
+        *,
+        channel: str,
+        text: str,
+        thread_ts: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Post once: never retried after Slack may have received it. A SlackError with
+        `uncertain` set means the post may be in Slack all the same (look before posting again:
+        `posts_with_metadata`)."""
         params: dict[str, Any] = {
             "channel": channel,
             "text": text,
@@ -146,8 +171,60 @@ class SlackClient:
         }
         if thread_ts:
             params["thread_ts"] = thread_ts
-        data = await self._call("chat.postMessage", **params)
-        return str(data["ts"])
+        if metadata:
+            params["metadata"] = metadata
+        data = await self._call("chat.postMessage", policy=POST, **params)
+        ts = data.get("ts")
+        if not isinstance(ts, str) or not ts:
+            raise unreadable("chat.postMessage", data)
+        return ts
+
+    async def posts_with_metadata(
+        self, *, channel: str, thread_ts: str, after_ts: str, event_type: str
+    ) -> list[dict[str, Any]]:
+        """Messages newer than `after_ts` in the thread (or, with thread_ts "", at the channel's
+        top level) whose metadata is of `event_type`, the metadata included: how tomo finds its
+        own posts again. Slack returns metadata only when asked (`include_all_metadata`)."""
+        where: dict[str, Any] = {"channel": channel, "oldest": after_ts, "limit": 200}
+        if thread_ts:
+            method, where = "conversations.replies", where | {"ts": thread_ts}
+        else:
+            method = "conversations.history"
+        messages = await self._paged(method, "messages", include_all_metadata=True, **where)
+        return [
+            m
+            for m in messages
+            if isinstance(m.get("metadata"), dict) and m["metadata"].get("event_type") == event_type
+        ]
+
+    async def add_reaction(self, *, channel: str, ts: str, name: str) -> None:
+        """React to a message (already reacted counts as done); tried once."""
+        try:
+            await self._call("reactions.add", policy=SIGN, channel=channel, timestamp=ts, name=name)
+        except SlackError as error:
+            if error.error != "already_reacted":
+                raise
+
+    async def remove_reaction(self, *, channel: str, ts: str, name: str) -> None:
+        """Take a reaction back (none there counts as done); tried once."""
+        try:
+            await self._call(
+                "reactions.remove", policy=SIGN, channel=channel, timestamp=ts, name=name
+            )
+        except SlackError as error:
+            if error.error not in ("no_reaction", "message_not_found"):
+                raise
+
+    async def set_thread_status(self, *, channel: str, thread_ts: str, status: str) -> None:
+        """The "is thinking..." line under a thread (assistant.threads.setStatus; "" clears
+        it, and so does the app's next post there); tried once."""
+        await self._call(
+            "assistant.threads.setStatus",
+            policy=SIGN,
+            channel_id=channel,
+            thread_ts=thread_ts,
+            status=status,
+        )
 
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int

@@ -31,6 +31,7 @@ TABLES = {
     "memory",
     "llm_call",
     "channel_control",
+    "on_it",
 }
 
 

@@ -10,12 +10,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.fakes._common import read_params, wait_until
 from tests.fakes.server import Served, ServerThread
-from tests.fakes.slack_workspace import Params, SlackWorkspace
+from tests.fakes.slack_marks import MARK_METHODS, SlackMarks
+from tests.fakes.slack_workspace import Params
 
 MethodHandler = Callable[[Params], dict[str, Any]]
 
@@ -25,13 +26,18 @@ class _Failure:
     status: int
     retry_after: int | None
     error: str | None
+    accept: bool = False  # the call is carried out (a message posted) before the failure
+    body: bytes | None = None  # answered as it is, instead of a JSON error
+    content_type: str = "application/json"
+    hang: float = 0.0  # seconds before answering
 
 
-class FakeSlack(SlackWorkspace, Served):
+class FakeSlack(SlackMarks, Served):
     """Slack Web API fake: ``AsyncWebClient(token=..., base_url=fake.url)`` talks to it.
 
     Any token is accepted. Data helpers (``add_channel``, ``add_user``, ``add_message``),
-    ``posts()`` and ``history()`` come from :class:`SlackWorkspace`.
+    ``posts()`` and ``history()`` come from :class:`SlackWorkspace`; ``reactions()`` and
+    ``thread_status()`` from :class:`SlackMarks`.
     """
 
     def __init__(
@@ -43,6 +49,7 @@ class FakeSlack(SlackWorkspace, Served):
         team: str = "Fake Team",
     ) -> None:
         super().__init__(team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id, team=team)
+        self._clear_marks()
         self._clear_scripting()
         app = Starlette(routes=[Route("/api/{method}", self._endpoint, methods=["GET", "POST"])])
         self._server = ServerThread(app, name="fake-slack")
@@ -55,6 +62,7 @@ class FakeSlack(SlackWorkspace, Served):
     def reset(self) -> None:
         """Forget all data, calls, posts, failures, delays and custom handlers."""
         self._clear_workspace()
+        self._clear_marks()
         self._clear_scripting()
 
     def _clear_scripting(self) -> None:
@@ -72,12 +80,45 @@ class FakeSlack(SlackWorkspace, Served):
         times: int = 1,
         retry_after: int | None = None,
         error: str | None = None,
+        accept: bool = False,
     ) -> None:
         """The next ``times`` calls answer HTTP ``status`` (with ``Retry-After`` if given),
-        or HTTP 200 ``{"ok": false, "error": error}`` when ``error`` is given."""
-        failures = [_Failure(status, retry_after, error) for _ in range(times)]
+        or HTTP 200 ``{"ok": false, "error": error}`` when ``error`` is given. With ``accept``
+        the call is carried out first, as when Slack posts a message and then answers 500."""
+        self._add_failures(method, times, _Failure(status, retry_after, error, accept=accept))
+
+    def garble(
+        self,
+        method: str,
+        *,
+        times: int = 1,
+        body: bytes = b'{"ok": true, "channel": "C',
+        content_type: str = "application/json",
+        status: int = 200,
+        accept: bool = True,
+    ) -> None:
+        """The next ``times`` calls are carried out (unless ``accept`` is false) and answered
+        with ``body`` as it is: by default a JSON answer cut short, as a proxy or a dropped
+        connection leaves it."""
+        failure = _Failure(status, None, None, accept=accept, body=body, content_type=content_type)
+        self._add_failures(method, times, failure)
+
+    def hang(self, method: str, seconds: float, *, times: int = 1, accept: bool = False) -> None:
+        """The next ``times`` calls answer only after ``seconds``. With ``accept`` the call is
+        carried out at once and answered normally, late (a client with a shorter timeout has
+        given up by then: Slack did it, the client does not know); without, it is never
+        carried out and the late answer is a 504."""
+        failure = _Failure(504, None, None, accept=accept, hang=seconds)
+        self._add_failures(method, times, failure)
+
+    def heal(self) -> None:
+        """Forget every failure, garbled answer and hang still pending."""
         with self._lock:
-            self._failures.setdefault(method, []).extend(failures)
+            self._failures.clear()
+
+    def _add_failures(self, method: str, times: int, failure: _Failure) -> None:
+        with self._lock:
+            self._failures.setdefault(method, []).extend(copy.copy(failure) for _ in range(times))
 
     def delay(self, method: str, seconds: float) -> None:
         """Sleep ``seconds`` before answering each call to ``method`` (0 clears it)."""
@@ -108,7 +149,7 @@ class FakeSlack(SlackWorkspace, Served):
         await wait_until(lambda: len(self.calls_to(method)), n, timeout, f"{method} calls")
         return self.calls_to(method)
 
-    async def _endpoint(self, request: Request) -> JSONResponse:
+    async def _endpoint(self, request: Request) -> Response:
         method = request.path_params["method"]
         params = await read_params(request)
         with self._lock:
@@ -119,15 +160,42 @@ class FakeSlack(SlackWorkspace, Served):
             custom = self._custom.get(method)
         if delay > 0:
             await asyncio.sleep(delay)
-        if failure is not None:
-            return _failure_response(failure)
+        if failure is None:
+            return JSONResponse(self._carry_out(method, params, custom))
+        answer = self._carry_out(method, params, custom) if failure.accept else None
+        if failure.hang > 0:
+            await asyncio.sleep(failure.hang)
+            if answer is not None and failure.body is None:
+                return JSONResponse(answer)  # done, and answered too late
+        return _failure_response(failure)
+
+    def _carry_out(
+        self, method: str, params: Params, custom: MethodHandler | None
+    ) -> dict[str, Any]:
         if custom is not None:
-            return JSONResponse(custom(copy.deepcopy(params)))
+            return custom(copy.deepcopy(params))
+        if method in MARK_METHODS:
+            return self.answer_mark(method, params)
         body = self.answer(method, params)
-        return JSONResponse(body if body is not None else {"ok": False, "error": "unknown_method"})
+        if body is None:
+            return {"ok": False, "error": "unknown_method"}
+        if method == "chat.postMessage" and body.get("ok"):
+            self.after_post(str(params.get("channel")), params.get("thread_ts"))
+        if method in ("conversations.history", "conversations.replies") and not _truthy(
+            params.get("include_all_metadata")
+        ):
+            for message in body.get("messages", []):
+                message.pop("metadata", None)  # Slack sends metadata only when asked
+        return body
 
 
-def _failure_response(failure: _Failure) -> JSONResponse:
+def _truthy(value: object) -> bool:
+    return str(value).lower() in {"1", "true"}
+
+
+def _failure_response(failure: _Failure) -> Response:
+    if failure.body is not None:
+        return Response(failure.body, status_code=failure.status, media_type=failure.content_type)
     if failure.error is not None:
         return JSONResponse({"ok": False, "error": failure.error})
     headers = {}

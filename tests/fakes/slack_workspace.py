@@ -220,6 +220,9 @@ class SlackWorkspace:
         message |= {"user": self.bot_user_id, "bot_id": self.bot_id}
         message |= {"thread_ts": thread_ts} if thread_ts else {}
         message |= {"blocks": params["blocks"]} if params.get("blocks") else {}
+        # Message metadata (docs.slack.dev/messaging/message-metadata): event_type and
+        # event_payload; read back only with include_all_metadata (see FakeSlack).
+        message |= {"metadata": params["metadata"]} if params.get("metadata") else {}
         self._history.setdefault(channel, []).append(message)
         self._posted.append({"channel": channel, "text": text, "thread_ts": thread_ts, "ts": ts})
         return {"ok": True, "channel": channel, "ts": ts, "message": message}

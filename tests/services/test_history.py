@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.conftest import StartTomo, Tomo
 from tests.fakes import FakeModel, FakeSlack
 
@@ -103,6 +105,27 @@ async def test_a_failing_replies_call_falls_back_to_the_stored_messages(
         "stored reply",
         "<@UBOT> so, what do you think?",
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b'{"ok": true, "messages": [{"ts": "17', "application/json"),  # cut short
+        (b"<html>upstream connect error</html>", "text/html"),
+        (b"upstream connect error", "text/plain"),
+    ],
+)
+async def test_an_unreadable_replies_answer_falls_back_to_the_stored_messages(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, body: bytes, content_type: str
+) -> None:
+    slack.garble("conversations.replies", body=body, content_type=content_type, times=2)
+    async with start_tomo(MIN_WAIT_SECONDS=30, THREAD_HISTORY_LIMIT=5) as tomo:
+        parent = await tomo.message("stored parent", user="U2")
+        await mention_in(tomo, parent)
+        (post,) = await slack.wait_for_posts(1, timeout=4)
+    assert post["thread_ts"] == parent
+    turns = model.last_request["messages"][1:]
+    assert [said(t) for t in turns] == ["stored parent", "<@UBOT> so, what do you think?"]
 
 
 async def test_a_rate_limited_replies_call_falls_back_at_once(

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from app.services.locks import ConversationLocks
+from app.services.reply import APOLOGY
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -165,25 +166,71 @@ async def test_a_429_on_posting_is_retried_after_retry_after_and_posted_once(
     assert claim["status"] == "posted"
 
 
-async def test_a_server_error_on_posting_past_the_retries_leaves_the_service_healthy(
+async def test_a_post_that_keeps_failing_is_looked_up_before_each_new_attempt_then_stays_owed(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
+    """Slack answers every post 500 and has none of them: each is looked up before the next
+    attempt; after the last, the claim stays owed (`uncertain`) and the service healthy."""
     answer_by_purpose(model)
     slack.fail("chat.postMessage", status=500, times=10)
     async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
-        await tomo.message("<@UBOT> hello")
+        await say(tomo, "<@UBOT> hello")
         await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'failed'"),
-            timeout=4,
-            what="the failed claim",
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'uncertain'"),
+            timeout=6,
+            what="the unsettled claim",
         )
         health = await tomo.client.get("/healthz")
         (claim,) = await claims(tomo)
-        attempts = len(slack.calls_to("chat.postMessage"))
-    assert slack.posts() == [] and attempts >= 2  # retried, then gave up
-    assert health.status_code == 200
-    assert claim["status"] == "failed" and claim["posted_ts"] is None
+    methods = [m for m, _ in slack.calls if m in ("chat.postMessage", "conversations.replies")]
+    assert slack.posts() == [] and health.status_code == 200
+    post, lookup = "chat.postMessage", "conversations.replies"
+    assert methods == [post, lookup, post, lookup, post, lookup]  # never two posts in a row
+    assert claim["status"] == "uncertain" and claim["posted_ts"] is None
     assert "chat.postMessage" in claim["error"]
+
+
+async def test_an_empty_or_unusable_answer_to_a_mention_gets_the_apology(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers = iter(["", "   \n\t ", "\u200b\u200b", "**  **"])
+    model.responder = lambda _request: next(answers)
+    async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
+        mentions = [await tomo.message(f"<@UBOT> question {n}") for n in range(2)]
+        for dm in ("D1", "D2"):
+            await tomo.message("a question", channel=dm, channel_type="im")
+        await slack.wait_for_posts(4, timeout=5)
+        await wait_for(
+            lambda: _count(tomo, "SELECT 1 FROM reply WHERE status = 'failed'", 4),
+            timeout=3,
+            what="four failed claims",
+        )
+        stored = await claims(tomo)
+    posts = slack.posts()
+    assert sorted(p["thread_ts"] or p["channel"] for p in posts) == sorted([*mentions, "D1", "D2"])
+    assert {p["text"] for p in posts} == {APOLOGY}
+    assert all("unusable answer" in c["error"] for c in stored)
+    assert all(c["posted_ts"] for c in stored)
+
+
+async def test_an_empty_answer_to_an_autonomous_reply_posts_nothing(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answer_by_purpose(model, judgment=judgment_json(True, delay=0), reply=" \n ")
+    async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
+        await tomo.message("anyone up for coffee?")
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'failed'"),
+            timeout=3,
+            what="the failed claim",
+        )
+        await asyncio.sleep(0.2)
+        (claim,) = await claims(tomo)
+    assert slack.posts() == [] and "unusable answer" in claim["error"]
+
+
+async def _count(tomo: Tomo, sql: str, n: int) -> bool:
+    return len(await tomo.rows(sql)) >= n
 
 
 async def test_model_outage_autonomous_reply_posts_nothing(
