@@ -1,12 +1,15 @@
 """Alembic environment: the URL comes from the settings, the schema from SQLModel.metadata.
 
 `uvicorn app.main:app` upgrades through `app.db.migrate`, which hands its own connection in
-`config.attributes["connection"]`; the `alembic` command line opens one here.
+`config.attributes["connection"]`; the `alembic` command line (Heroku's release phase) opens
+one here, and logs to stderr as alembic.ini says. Either way the last line says what was done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from logging.config import fileConfig
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -15,6 +18,7 @@ from sqlmodel import SQLModel
 import app.db.models  # noqa: F401  (registers the tables)
 
 target_metadata = SQLModel.metadata
+logger = logging.getLogger("alembic.env")
 
 
 def run_with(connection: Connection) -> None:
@@ -24,8 +28,15 @@ def run_with(connection: Connection) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
     )
+    migration = context.get_context()
+    before = migration.get_current_revision()
     with context.begin_transaction():
         context.run_migrations()
+    after = migration.get_current_revision()
+    if before == after:
+        logger.info("database schema already at %s: nothing to do", after or "nothing")
+    else:
+        logger.info("database schema moved from %s to %s", before or "nothing", after or "nothing")
 
 
 async def run_online() -> None:
@@ -42,7 +53,9 @@ async def run_online() -> None:
 connection = context.config.attributes.get("connection")
 if connection is not None:
     run_with(connection)
-elif context.is_offline_mode():
-    raise SystemExit("Offline SQL generation is not supported; run against a database.")
 else:
+    if context.config.config_file_name:
+        fileConfig(context.config.config_file_name, disable_existing_loggers=False)
+    if context.is_offline_mode():
+        raise SystemExit("Offline SQL generation is not supported; run against a database.")
     asyncio.run(run_online())

@@ -136,6 +136,7 @@ def setup_logging(*, level: str, fmt: str) -> None:
         "apscheduler",
         "aiosqlite",
         "alembic.runtime.plugins",
+        "slack_sdk",  # a line per retry beside tomo's own; at DEBUG, whole request bodies
         "asyncio",
     ):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

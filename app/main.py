@@ -1,4 +1,9 @@
-"""The ASGI app: `uvicorn app.main:app`."""
+"""The ASGI app: `uvicorn app.main:app`.
+
+`app` is built when uvicorn first asks for it, before uvicorn logs its first line: the settings
+are read then, so an invalid one stops the process with its message alone (a SystemExit, no
+traceback), and logging is set up then, so with LOG_FORMAT=json every line is JSON.
+"""
 
 from __future__ import annotations
 
@@ -45,4 +50,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-app = create_app()
+def __getattr__(name: str) -> FastAPI:
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    settings = load_settings()
+    setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
+    application = globals()["app"] = create_app(settings)
+    return application

@@ -208,6 +208,7 @@ def build_runtime(
 async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.load_bots()
     await runtime.identity.learn(runtime.slack)
+    runtime.spawn(runtime.identity.watch(runtime.slack), "slack-check")
     await runtime.directory.sync_channels()
 
 

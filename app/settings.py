@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from pathlib import Path
+from typing import Annotated, get_args
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import SettingsError as SourceError
+
+from app.settings_report import describe
 
 DEFAULT_PERSONA_PROMPT = (
     "You are {name}, a friendly member of this Slack workspace. You talk like a good friend "
@@ -15,7 +20,9 @@ DEFAULT_PERSONA_PROMPT = (
 
 
 class SettingsError(SystemExit):
-    """Start-up stops: a setting is missing or invalid (the message names the variable)."""
+    """Start-up stops: settings are missing or invalid. Its message, the one block an operator
+    reads, names each variable with its problem; as a SystemExit it is printed without a
+    traceback and the process exits with status 1."""
 
 
 class DatabaseSettings(BaseSettings):
@@ -85,21 +92,21 @@ class Settings(DatabaseSettings):
     def _check_level(cls, value: str) -> str:
         level = value.upper()
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+            raise ValueError("is not a level; allowed: DEBUG, INFO, WARNING, ERROR or CRITICAL")
         return level
 
     @field_validator("LOG_FORMAT")
     @classmethod
     def _check_format(cls, value: str) -> str:
         if value.lower() not in {"text", "json"}:
-            raise ValueError("must be 'text' or 'json'")
+            raise ValueError("is not a format; allowed: text or json")
         return value.lower()
 
     @field_validator("JOB_WORKER")
     @classmethod
     def _check_worker(cls, value: str) -> str:
         if value.lower() not in {"process", "inline"}:
-            raise ValueError("must be 'process' or 'inline'")
+            raise ValueError("is not a place to run jobs; allowed: process or inline")
         return value.lower()
 
     @field_validator("SLACK_API_URL")
@@ -107,12 +114,12 @@ class Settings(DatabaseSettings):
     def _trailing_slash(cls, value: str) -> str:
         return value if value.endswith("/") else value + "/"
 
-    @model_validator(mode="after")
-    def _check_secrets(self) -> Settings:
-        for name in ("SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN"):
-            if not getattr(self, name).get_secret_value().strip():
-                raise ValueError(f"{name} must not be empty")
-        return self
+    @field_validator("SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN")
+    @classmethod
+    def _not_empty(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value().strip():
+            raise ValueError("empty")
+        return value
 
     @property
     def judgment_model(self) -> str:
@@ -149,12 +156,22 @@ def settings_environment(settings: Settings) -> dict[str, str]:
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Read the settings; a missing or invalid value stops start-up naming the variable."""
+    """Read the settings; missing or invalid values stop start-up with one block naming each
+    variable, its problem and what is allowed (app.settings_report)."""
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            name = ".".join(str(part) for part in item["loc"]) or "settings"
-            problems.append(f"{name}: {item['msg']}")
-        raise SettingsError("Invalid configuration: " + "; ".join(problems)) from None
+        report = describe(
+            error.errors(),
+            fields=Settings.model_fields,
+            secrets={
+                name
+                for name, field in Settings.model_fields.items()
+                if SecretStr in (field.annotation, *get_args(field.annotation))
+            },
+            environment={n for n in Settings.model_fields if n in os.environ},
+            env_file=Path(".env").is_file(),
+        )
+    except SourceError as error:  # .env unreadable, or a value its parser refuses
+        report = f"tomo cannot start: the settings cannot be read: {error}"
+    raise SettingsError(report)

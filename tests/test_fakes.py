@@ -424,6 +424,17 @@ async def test_delay_triggers_client_timeout(model: FakeModel) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_request_given_up_on_takes_no_queued_answer(model: FakeModel) -> None:
+    model.delay(0.3)
+    with pytest.raises(litellm.Timeout):
+        await complete(model, timeout=0.1, num_retries=0)
+    model.enqueue("for the next request")
+    await asyncio.sleep(0.5)  # the abandoned request's delay is over meanwhile
+    response = await complete(model)
+    assert response.choices[0].message.content == "for the next request"
+
+
+@pytest.mark.asyncio
 async def test_stream_is_refused_and_plain_path_served(model: FakeModel) -> None:
     base = model.api_base.removesuffix("/v1")
     async with httpx.AsyncClient(base_url=base) as http:

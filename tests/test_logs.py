@@ -112,12 +112,6 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
         process.wait(timeout=15)
     output = stderr_path.read_text()
     lines = [line for line in output.splitlines() if line.strip()]
-    # uvicorn prints its first two lines before the app's lifespan can set the format.
-    assert [line.split(":", 1)[1].strip() for line in lines[:2]] == [
-        f"Started server process [{process.pid}]",
-        "Waiting for application startup.",
-    ]
-    lines = lines[2:]
 
     records = []
     for line in lines:
@@ -126,6 +120,17 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
         except ValueError:
             raise AssertionError(f"not a JSON line: {line!r}") from None
     assert all({"time", "severity", "logger", "message"} <= set(r) for r in records)
+    # uvicorn's first lines, from before the app's lifespan, are JSON too.
+    assert [(r["logger"], r["message"]) for r in records[:2]] == [
+        ("uvicorn.error", f"Started server process [{process.pid}]"),
+        ("uvicorn.error", "Waiting for application startup."),
+    ]
+    # The job worker (`python -m app.jobs.worker`) logs under its module's name.
+    assert any(
+        r["logger"] == "app.jobs.worker" and r["message"].startswith("job worker ready")
+        for r in records
+    )
+    assert not [r for r in records if r["logger"] == "__main__"]
 
     routed = [r for r in records if "routed to judgment" in r["message"]]
     assert routed and routed[0]["event_id"] == "EvLOG1"

@@ -1,6 +1,16 @@
+"""Settings: defaults, the environment and .env, and the one block an operator reads when they
+stop start-up, from load_settings and from `uvicorn app.main:app` alike."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from app.settings import SettingsError, load_settings
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 REQUIRED = {"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1"}
 
@@ -59,3 +69,89 @@ def test_secrets_do_not_show_in_repr() -> None:
     settings = load_settings(SLACK_SIGNING_SECRET="very-secret", SLACK_BOT_TOKEN="xoxb-hidden")
     assert "very-secret" not in repr(settings)
     assert "xoxb-hidden" not in repr(settings)
+
+
+def test_report_names_each_variable_its_problem_and_what_is_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir("/")
+    for name, value in {
+        "MIN_WAIT_SECONDS": "soon",
+        "THREAD_HISTORY_LIMIT": "0",
+        "LLM_MAX_RETRIES": "1.5",
+        "LOG_FORMAT": "xml",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "  ")
+    monkeypatch.delenv("SLACK_BOT_TOKEN", raising=False)
+    with pytest.raises(SettingsError) as stopped:
+        load_settings()
+    assert stopped.value.code == str(stopped.value)  # printed as is, exit status 1
+    lines = str(stopped.value).splitlines()
+    assert lines[0].startswith("tomo cannot start: 6 settings to fix")
+    assert lines[1:7] == [
+        "  SLACK_SIGNING_SECRET: empty in the environment; needs the Signing Secret"
+        " (Slack app > Basic Information > App Credentials)",
+        "  SLACK_BOT_TOKEN: missing (set in neither the environment nor .env); needs the bot"
+        " token, xoxb-... (Slack app > OAuth & Permissions)",
+        "  LLM_MAX_RETRIES: '1.5' is not a whole number; allowed: a whole number from 0 to 10",
+        "  MIN_WAIT_SECONDS: 'soon' is not a number; allowed: a number, 0 or more",
+        "  THREAD_HISTORY_LIMIT: '0' is too small; allowed: a whole number from 1 to 100",
+        "  LOG_FORMAT: 'xml' is not a format; allowed: text or json",
+    ]
+    assert "cp .env.example .env" in lines[7]  # no .env here
+
+
+def test_a_bad_secret_value_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir("/")
+    with pytest.raises(SettingsError) as stopped:
+        load_settings(SLACK_SIGNING_SECRET="s", SLACK_BOT_TOKEN=["xoxb-not-a-string"])
+    assert "SLACK_BOT_TOKEN" in str(stopped.value)
+    assert "xoxb-not-a-string" not in str(stopped.value)
+
+
+def run_uvicorn(cwd: Path, **environment: str) -> subprocess.CompletedProcess[str]:
+    """`uvicorn app.main:app` as the Procfile runs it, in `cwd`, with only these settings."""
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT_ROOT), **environment}
+    return subprocess.run(
+        [sys.executable, "-m", "uvicorn", "app.main:app", "--port", "0"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_uvicorn_with_a_bad_setting_prints_one_block_and_exits(tmp_path: Path) -> None:
+    result = run_uvicorn(
+        tmp_path,
+        SLACK_SIGNING_SECRET="a-secret",
+        SLACK_BOT_TOKEN="xoxb-a-token",
+        JITTER_RATIO="2",
+        JOB_WORKER="threads",
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "tomo cannot start: 2 settings to fix (environment variables, or .env here):",
+        "  JITTER_RATIO: '2' is too large; allowed: a number from 0 to 1",
+        "  JOB_WORKER: 'threads' is not a place to run jobs; allowed: process or inline",
+        'Every setting is in .env.example and README.md ("Settings").',
+    ]
+
+
+def test_uvicorn_with_a_copied_env_file_says_which_values_are_empty(tmp_path: Path) -> None:
+    example = (PROJECT_ROOT / ".env.example").read_text()
+    (tmp_path / ".env").write_text(example)  # copied, its two secrets left empty
+    result = run_uvicorn(tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[:3] == [
+        "tomo cannot start: 2 settings to fix (environment variables, or .env here):",
+        "  SLACK_SIGNING_SECRET: empty in .env; needs the Signing Secret"
+        " (Slack app > Basic Information > App Credentials)",
+        "  SLACK_BOT_TOKEN: empty in .env; needs the bot token, xoxb-..."
+        " (Slack app > OAuth & Permissions)",
+    ]
+    assert "cp .env.example" not in result.stderr

@@ -142,4 +142,8 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    # Run as `python -m`, this file is the module `__main__`: import it under its own name and
+    # run that, so its log lines are named app.jobs.worker like every other module's.
+    from app.jobs import worker
+
+    worker.run()

@@ -44,7 +44,8 @@ def _header(
 ) -> None:
     channels = len({line.channel for line in lines})
     out.write(
-        f"tomo replay: {name}: {len(lines)} messages in {channels} channel(s), "
+        f"tomo replay: {name}: {_count(len(lines), 'message')} in "
+        f"{_count(channels, 'channel')}, "
         f"time x{speed:g}; Slack is not contacted\n"
         f"waits: MIN_WAIT_SECONDS {settings.MIN_WAIT_SECONDS:g} "
         f"± {settings.JITTER_RATIO:.0%}, MAX_REPLY_DELAY_SECONDS "
@@ -52,14 +53,20 @@ def _header(
     )
 
 
+def _count(number: int, one: str, many: str | None = None) -> str:
+    """`1 message`, `2 messages`."""
+    return f"{number} {one if number == 1 else many or one + 's'}"
+
+
 def _footer(out: TextIO, summary: Summary, *, offline: bool) -> None:
     cost = "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.6f}"
     if offline:
         cost += " (mock usage, not real spend)"
     out.write(
-        f"\n{summary.messages} messages, {summary.judgments} judgments "
-        f"({summary.responded} to respond), {summary.replies} replies posted; "
-        f"{summary.llm_calls} LLM calls, {summary.tokens} tokens, cost {cost}\n"
+        f"\n{_count(summary.messages, 'message')}, {_count(summary.judgments, 'judgment')} "
+        f"({summary.responded} to respond), {_count(summary.replies, 'reply', 'replies')} posted; "
+        f"{_count(summary.llm_calls, 'LLM call')}, {_count(summary.tokens, 'token')}, "
+        f"cost {cost}\n"
     )
     if offline:
         out.write(f"{OFFLINE_LABEL}: no model was asked.\n")

@@ -232,6 +232,8 @@ def _total(purposes: list[dict[str, Any]]) -> dict[str, Any]:
         total[key] = sum(p[key] for p in purposes)
     total["cost_usd"] = sum(costs) if costs else None
     total["priced_calls"] = sum(p["priced_calls"] for p in purposes)
+    latency = sum(p["avg_latency_ms"] * p["calls"] for p in purposes)
+    total["avg_latency_ms"] = round(latency / total["calls"], 1) if total["calls"] else 0.0
     return total
 
 

@@ -76,6 +76,8 @@ async def admin_page(request: Request, runtime: AdminPageRuntime) -> HTMLRespons
             **data,
             persona=runtime.settings.PERSONA_NAME,
             bot_user_id=runtime.identity.user_id,
+            slack=runtime.identity.slack,
+            slack_error=runtime.identity.slack_error,
             notice=request.query_params.get("notice"),
         )
     )

@@ -1,4 +1,6 @@
-"""GET /healthz: the database answers and the scheduler runs."""
+"""GET /healthz: the database answers and the scheduler runs (else 503); whether Slack takes
+tomo's token (`slack`: ok, unreachable or unauthorized; `status: degraded` while it is not ok,
+still a 200: a platform must not restart a service whose token is wrong, in a loop)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from sqlalchemy import text
 
 from app.jobs.timers import JUDGMENT, REPLY
 from app.runtime import Runtime
+from app.services.identity import OK
 
 router = APIRouter()
 
@@ -44,10 +47,12 @@ async def healthz(request: Request) -> JSONResponse:
     database = await _database_ok(runtime)
     scheduler = runtime.timers.running
     healthy = database and scheduler
+    slack = runtime.identity.slack
     body = {
-        "status": "ok" if healthy else "unavailable",
+        "status": ("ok" if slack == OK else "degraded") if healthy else "unavailable",
         "database": "ok" if database else "unreachable",
         "scheduler": "running" if scheduler else "stopped",
+        "slack": slack,
         "bot_user_id": runtime.identity.user_id,
         "pending_jobs": {
             JUDGMENT: runtime.timers.count(JUDGMENT),

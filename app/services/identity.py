@@ -1,4 +1,6 @@
-"""Who tomo is in Slack, learnt with auth.test at start-up and retried until Slack answers."""
+"""Who tomo is in Slack, learnt with auth.test at start-up and retried until Slack answers, and
+whether Slack takes tomo's token now (`/healthz`'s `slack`: ok, unreachable or unauthorized).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +15,28 @@ from app.slack.events import bot_authorization
 
 logger = logging.getLogger(__name__)
 
+OK, UNREACHABLE, UNAUTHORIZED = "ok", "unreachable", "unauthorized"
+# Slack's answers that mean the token itself is refused (its common errors): no quick retry
+# fixes them; an operator must change SLACK_BOT_TOKEN or reinstall the app.
+AUTH_ERRORS = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "no_permission",
+        "org_login_required",
+        "ekm_access_denied",
+        "not_allowed_token_type",
+        "team_access_not_granted",
+        "access_denied",
+    }
+)
+MAX_BACKOFF_SECONDS = 60.0  # an unreachable Slack: 1, 2, 4 ... 60 s between tries
+AUTH_RETRY_SECONDS = 300.0  # a refused token: a try every 5 minutes, in case it was fixed
+CHECK_SECONDS = 900.0  # once known, the token is checked again this often (revoked meanwhile?)
+
 
 class Identity:
     def __init__(self) -> None:
@@ -23,6 +47,11 @@ class Identity:
         self.app_id: str | None = None
         self.known = asyncio.Event()
         self._installation = Installation(bot_user_id=None, team_id=None)
+        # Slack has not answered auth.test yet: not reached, as far as anyone here knows.
+        self.slack: str = UNREACHABLE
+        self.slack_error: str | None = None
+        self.auth_retry_seconds = AUTH_RETRY_SECONDS
+        self.check_seconds = CHECK_SECONDS
 
     def know(
         self,
@@ -63,17 +92,42 @@ class Identity:
         return Self(user_id=self.user_id, bot_id=self.bot_id)
 
     async def learn(self, slack: SlackClient, *, first_delay: float = 1.0) -> None:
-        """Call auth.test until it succeeds (backing off to a minute between tries)."""
+        """Call auth.test until it succeeds: an unreachable Slack is retried with a backoff up
+        to a minute, a refused token every `auth_retry_seconds` (logged once, as an ERROR
+        saying what to do)."""
         delay = first_delay
         while True:
             try:
                 bot = await slack.auth_test()
             except SlackError as error:
+                if error.error in AUTH_ERRORS:
+                    self._refused(error)
+                    await asyncio.sleep(self.auth_retry_seconds)
+                    continue
+                self.slack, self.slack_error = UNREACHABLE, str(error)
                 logger.warning("auth.test failed, retrying in %.0f s: %s", delay, error)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 60.0)
+                delay = min(delay * 2, MAX_BACKOFF_SECONDS)
                 continue
-            app_id = bot.app_id or await self._app_id(slack, bot)
+            if self.slack_error is not None:
+                logger.info(
+                    "Slack answers auth.test again (was %s: %s)", self.slack, self.slack_error
+                )
+            self.slack, self.slack_error = OK, None
+            app_id = bot.app_id or self.app_id or await self._app_id(slack, bot)
+            if (bot.user_id, bot.bot_id, bot.team_id, app_id) != (
+                self.user_id,
+                self.bot_id,
+                self.team_id,
+                self.app_id,
+            ):
+                logger.info(
+                    "bot user id %s (bot id %s, team %s, app %s)",
+                    bot.user_id,
+                    bot.bot_id,
+                    bot.team_id,
+                    app_id,
+                )
             self.know(
                 user_id=bot.user_id,
                 bot_id=bot.bot_id,
@@ -81,14 +135,29 @@ class Identity:
                 enterprise_id=bot.enterprise_id,
                 app_id=app_id,
             )
-            logger.info(
-                "bot user id %s (bot id %s, team %s, app %s)",
-                bot.user_id,
-                bot.bot_id,
-                bot.team_id,
-                app_id,
-            )
             return
+
+    async def watch(self, slack: SlackClient) -> None:
+        """Once known, check the token every `check_seconds`: one revoked meanwhile, or a Slack
+        gone, shows in /healthz (and is retried as at start-up until Slack takes it again)."""
+        while True:
+            await asyncio.sleep(self.check_seconds)
+            await self.learn(slack)
+
+    def _refused(self, error: SlackError) -> None:
+        if (self.slack, self.slack_error) != (UNAUTHORIZED, error.error):
+            logger.error(
+                "Slack refuses the bot token (%s): SLACK_BOT_TOKEN is wrong, revoked, or its app "
+                "was uninstalled. Copy the Bot User OAuth Token (xoxb-..., Slack app > OAuth & "
+                "Permissions; reinstall the app to the workspace if it is gone) into "
+                "SLACK_BOT_TOKEN and restart tomo. /healthz says slack: unauthorized meanwhile; "
+                "auth.test is tried again every %.0f s.",
+                error.error,
+                self.auth_retry_seconds,
+            )
+        else:
+            logger.debug("auth.test still refused (%s)", error.error)
+        self.slack, self.slack_error = UNAUTHORIZED, error.error
 
     async def _app_id(self, slack: SlackClient, bot: BotIdentity) -> str | None:
         """The app's id from bots.info, when auth.test did not name it (without it, events

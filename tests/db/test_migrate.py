@@ -86,6 +86,7 @@ async def test_alembic_upgrade_head_from_the_command_line(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
     env["DATABASE_URL"] = database_url  # the release phase has no other setting it needs
     command = [sys.executable, "-m", "alembic", "-c", str(PROJECT_ROOT / "alembic.ini")]
+    said = []
     for _ in range(2):
         done = await asyncio.to_thread(
             subprocess.run,
@@ -97,6 +98,16 @@ async def test_alembic_upgrade_head_from_the_command_line(
             timeout=60,
         )
         assert done.returncode == 0, done.stderr
+        said.append(done.stderr.splitlines())
+    # It says what it did (Heroku shows the release phase's output): each migration, then where
+    # the schema went; the second time, that there was nothing to do.
+    assert "INFO  [alembic.runtime.migration] Running upgrade  -> 0001, initial schema" in said[0]
+    assert said[0][-1] == f"INFO  [alembic.env] database schema moved from nothing to {SCHEMA_HEAD}"
+    assert not [line for line in said[1] if "Running upgrade" in line]
+    assert (
+        said[1][-1]
+        == f"INFO  [alembic.env] database schema already at {SCHEMA_HEAD}: nothing to do"
+    )
     engine = create_engine(database_url)
     try:
         assert await current_revision(engine) == SCHEMA_HEAD

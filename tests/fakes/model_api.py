@@ -125,6 +125,10 @@ class FakeModel(Served):
             delay = self._delays.popleft() if self._delays else 0.0
         if delay > 0:
             await asyncio.sleep(delay)
+            if await request.is_disconnected():
+                # Its client gave up (a timeout): an answer now would take one queued for
+                # whichever test runs next.
+                return _error(499, "the client went away")
         if failure is not None:
             status, retry_after = failure
             headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else None

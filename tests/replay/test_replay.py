@@ -272,3 +272,12 @@ def test_the_command_refuses_a_bad_file(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "cannot replay" in missing.stderr
     assert speed.returncode == 2 and "--speed must be more than 0" in speed.stderr
     assert result.stdout == ""
+
+
+def test_the_summary_counts_in_the_singular_where_there_is_one(tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"at": 0, "channel": "general", "user": "alice", "text": "@tomo hi!"}\n')
+    result = run_cli(str(one), "--speed", "600", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "one.jsonl: 1 message in 1 channel, time x600" in result.stdout
+    assert "\n1 message, 0 judgments (0 to respond), 1 reply posted; 1 LLM call, " in result.stdout

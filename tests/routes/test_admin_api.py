@@ -124,8 +124,8 @@ async def test_llm_usage_per_purpose_for_24_hours_and_7_days(start_tomo: StartTo
     now = time.time()
 
     def call(purpose: str, age: float, **fields: Any) -> LLMCall:
-        values: dict[str, Any] = {"prompt_tokens": 100, "completion_tokens": 10} | fields
-        return LLMCall(purpose=purpose, model="m", started_at=now - age, latency_ms=50, **values)
+        values: dict[str, Any] = {"prompt_tokens": 100, "completion_tokens": 10, "latency_ms": 50}
+        return LLMCall(purpose=purpose, model="m", started_at=now - age, **(values | fields))
 
     async with start_tomo() as tomo:
         async with tomo.runtime.sessions() as session:
@@ -136,7 +136,7 @@ async def test_llm_usage_per_purpose_for_24_hours_and_7_days(start_tomo: StartTo
                     call(
                         "judgment", 120, success=False, prompt_tokens=None, completion_tokens=None
                     ),
-                    call("reply", 2 * 86400, cost_usd=0.01),
+                    call("reply", 2 * 86400, cost_usd=0.01, latency_ms=200),
                     call("reply", 3600),  # LiteLLM did not know its price
                     call("memory", 10 * 86400, cost_usd=5.0),  # older than a week
                 ]
@@ -155,6 +155,10 @@ async def test_llm_usage_per_purpose_for_24_hours_and_7_days(start_tomo: StartTo
     total = usage["windows"]["7d"]["total"]
     assert total["calls"] == 5 and total["failures"] == 1 and total["total_tokens"] == 440
     assert round(total["cost_usd"], 6) == 0.013 and total["priced_calls"] == 3
+    # Latency: each purpose's average, and the total's over all its calls.
+    assert week["reply"]["avg_latency_ms"] == 125.0 and week["judgment"]["avg_latency_ms"] == 50.0
+    assert total["avg_latency_ms"] == 80.0
+    assert usage["windows"]["24h"]["total"]["avg_latency_ms"] == 50.0
 
 
 async def test_memories_and_overview(start_tomo: StartTomo) -> None:

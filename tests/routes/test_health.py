@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import socket
 from pathlib import Path
 
+import pytest
 from sqlalchemy import make_url
 
 from app.db.engine import create_engine
-from tests.conftest import StartTomo, wait_for
+from app.services import identity
+from tests.conftest import ADMIN_TOKEN, StartTomo, wait_for
+from tests.fakes import FakeSlack
 
 
 async def test_healthy_service_reports_database_scheduler_and_pending_jobs(
@@ -22,6 +27,7 @@ async def test_healthy_service_reports_database_scheduler_and_pending_jobs(
     body = response.json()
     assert body["status"] == "ok"
     assert body["database"] == "ok" and body["scheduler"] == "running"
+    assert body["slack"] == "ok"
     assert body["pending_jobs"] == {"judgment": 1, "reply": 0}
     assert body["job_worker"] == {"mode": "inline"}
 
@@ -65,3 +71,84 @@ async def test_stopped_scheduler_gives_503(start_tomo: StartTomo) -> None:
         response = await tomo.client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["scheduler"] == "stopped"
+
+
+def identity_lines(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "app.services.identity" and r.levelno == level
+    ]
+
+
+async def test_a_refused_token_is_degraded_logged_once_and_retried_slowly(
+    start_tomo: StartTomo,
+    slack: FakeSlack,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(identity, "AUTH_RETRY_SECONDS", 0.4)  # 5 minutes in production
+    # What Slack answers a wrong or revoked token: HTTP 200 with ok false (Slack's docs,
+    # "auth.test" and the common errors; slack-sdk raises SlackApiError for it).
+    slack.fail("auth.test", error="invalid_auth", times=1000)
+    async with start_tomo(wait_identity=False) as tomo:
+        await wait_for(lambda: tomo.runtime.identity.slack == "unauthorized", what="refusal")
+        refused = await tomo.client.get("/healthz")
+        page = await tomo.client.get("/admin", auth=("admin", ADMIN_TOKEN))
+        await asyncio.sleep(1.0)
+        calls = len(slack.calls_to("auth.test"))
+        errors = identity_lines(caplog, logging.ERROR)
+        slack.reset()  # the operator fixed the token
+        slack.add_channel("C1", "general")
+        await wait_for(lambda: tomo.runtime.identity.slack == "ok", what="Slack taking it")
+        fixed = await tomo.client.get("/healthz")
+        page_after = await tomo.client.get("/admin", auth=("admin", ADMIN_TOKEN))
+    assert refused.status_code == 200  # not a restart loop on a platform
+    assert refused.json()["status"] == "degraded"
+    assert refused.json()["slack"] == "unauthorized"
+    assert refused.json()["database"] == "ok" and refused.json()["bot_user_id"] is None
+    assert 2 <= calls <= 4, calls  # one try per retry period, not a storm
+    [error] = errors  # once, however many tries
+    assert "invalid_auth" in error and "SLACK_BOT_TOKEN" in error
+    assert "xoxb-test-token" not in caplog.text
+    assert fixed.json()["status"] == "ok" and fixed.json()["slack"] == "ok"
+    assert fixed.json()["bot_user_id"] == "UBOT"
+    # The admin page says so at the top, with what to do; not once the token is taken again.
+    assert page.status_code == 200
+    assert 'id="slack-banner"' in page.text and "Slack refuses the bot token" in page.text
+    assert "(invalid_auth)" in page.text and "SLACK_BOT_TOKEN" in page.text
+    assert 'id="slack-banner"' not in page_after.text
+
+
+async def test_an_unreachable_slack_is_degraded_and_retried_with_a_backoff(
+    start_tomo: StartTomo, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))  # bound, never listening: every connection is refused
+        url = f"http://127.0.0.1:{dead.getsockname()[1]}/api/"
+        async with start_tomo(SLACK_API_URL=url, wait_identity=False) as tomo:
+            await wait_for(
+                lambda: tomo.runtime.identity.slack_error is not None, what="a failed auth.test"
+            )
+            response = await tomo.client.get("/healthz")
+            page = await tomo.client.get("/admin", auth=("admin", ADMIN_TOKEN))
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+    assert response.json()["slack"] == "unreachable"
+    assert 'id="slack-banner"' in page.text and "Slack is unreachable" in page.text
+    warnings = identity_lines(caplog, logging.WARNING)
+    assert warnings[0].startswith("auth.test failed, retrying in 1 s")  # then 2, 4 ... 60 s
+    assert not identity_lines(caplog, logging.ERROR)
+
+
+async def test_a_token_revoked_while_running_shows_at_the_next_check(
+    start_tomo: StartTomo, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(identity, "CHECK_SECONDS", 0.2)  # 15 minutes in production
+    async with start_tomo() as tomo:
+        assert (await tomo.client.get("/healthz")).json()["slack"] == "ok"
+        slack.fail("auth.test", error="token_revoked", times=1000)
+        await wait_for(lambda: tomo.runtime.identity.slack == "unauthorized", what="the check")
+        response = await tomo.client.get("/healthz")
+    assert response.status_code == 200
+    assert (response.json()["status"], response.json()["slack"]) == ("degraded", "unauthorized")
