@@ -151,7 +151,6 @@ def build_runtime(
         if worker
         else None
     )
-    recorder = Recorder(engine)
     # The "on it" sign is put up here, in the process that owns the timers, whichever
     # process writes the reply.
     on_it = OnIt(slack=slack, engine=engine, recorder=recorder)

@@ -3,6 +3,8 @@
 import asyncio
 from typing import Any
 
+import pytest
+
 from tests.conftest import StartTomo, next_ts, wait_for
 from tests.fakes import FakeSlack
 
@@ -180,3 +182,24 @@ async def test_odd_entries_in_the_channel_list_are_skipped_or_cleaned(
         {"id": "C1", "name": "general-renamed", "is_private": False},
         {"id": "C5", "name": "C5", "is_private": True},
     ]
+
+
+async def test_names_are_written_through_the_running_recorder(
+    start_tomo: StartTomo, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One writer for the process: on SQLite, a write beside it would wait on its lock."""
+    async with start_tomo() as tomo:
+        recorder = tomo.runtime.recorder
+        through: list[object] = []
+        write = recorder.write
+
+        async def spy(work: Any) -> Any:
+            through.append(work)
+            return await write(work)
+
+        monkeypatch.setattr(recorder, "write", spy)
+        await tomo.runtime.directory.fetch_person("U2")
+        await tomo.runtime.directory.sync_channels()
+        people = await tomo.rows("SELECT id FROM person WHERE id = 'U2'")
+    assert len(through) == 2
+    assert people == [{"id": "U2"}]
