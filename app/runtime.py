@@ -151,13 +151,17 @@ def build_runtime(
         if worker
         else None
     )
-    # The "on it" sign is put up here, in the process that owns the timers, whichever
-    # process writes the reply.
+    # The "on it" sign is put up by the job worker once it answers (app.jobs.worker), by the
+    # process that owns the timers until then.
     on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
     conversations = Conversations(
         timers=timers,
         judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
-        reply=on_it.around(jobs.reply if jobs else reply.run),
+        reply=(
+            on_it.around(jobs.reply, elsewhere=lambda: jobs.answering)
+            if jobs
+            else on_it.around(reply.run)
+        ),
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
     )
@@ -211,7 +215,7 @@ async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.sync_channels()
 
 
-async def _load_slack_sdk() -> None:
+async def load_slack_sdk() -> None:
     with contextlib.suppress(ImportError):  # the first call reports it
         await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
 
@@ -237,7 +241,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     # slack-sdk's async client (aiohttp under it: a quarter of a second of imports, more on a
     # busy machine) is loaded on a thread from the very start, alongside the database's
     # start-up, so the first mention's "on it" does not wait for it.
-    loading = asyncio.create_task(_load_slack_sdk(), name="slack-sdk-import")
+    loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
     engine = create_engine(settings.DATABASE_URL)
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine, worker=settings.JOB_WORKER == "process")

@@ -24,7 +24,7 @@ from app import llm as llm_module
 from app.db.engine import create_engine
 from app.jobs.protocol import JUDGMENT, MEMORY, REPLY, encode, lines
 from app.logs import log_context, setup_logging
-from app.runtime import Runtime, build_runtime, freeze_after_litellm
+from app.runtime import Runtime, build_runtime, freeze_after_litellm, load_slack_sdk
 from app.settings import load_settings
 
 logger = logging.getLogger(__name__)
@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
     if kind == REPLY:
+        if kwargs.pop("on_it", False):  # the sign is this process's to show (app.services.onit)
+            return await runtime.on_it.around(runtime.reply.run)(**kwargs)
         return await runtime.reply.run(**kwargs)
     if kind == JUDGMENT:
         decision = await runtime.judgment.run(**kwargs)
@@ -116,13 +118,17 @@ async def main(fd: int) -> None:
     # As inline mode does: LiteLLM's objects out of the collector's way once imported. (Full
     # collections of 0.13 - 0.28 s were still seen in this process under bench.ack.)
     freezing = asyncio.create_task(freeze_after_litellm())
+    # Its first "on it" sign and Slack call should not wait for slack-sdk's import either.
+    loading = asyncio.create_task(load_slack_sdk())
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
     logger.info("job worker ready (pid %d)", os.getpid())
     try:
         await Worker(runtime, writer).serve(reader)
     finally:
         freezing.cancel()
+        loading.cancel()
         writer.close()
+        await runtime.on_it.close()
         await runtime.slack.close()
         await runtime.directory.close()
         runtime.builder.close()

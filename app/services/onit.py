@@ -7,9 +7,10 @@ since March 2026), else an :eyes: reaction on the person's message (`reactions:w
 direct message answered outside a thread, or where Slack refuses the status. Neither stops the
 reply when Slack refuses it.
 
-It is set from the web process as soon as the reply timer fires (right after the
-acknowledgement, never on its path), whatever process then writes the reply: a job worker still
-importing LiteLLM after a start does not delay it. The reply waits a moment for the sign to be
+It is set as soon as the reply timer fires (right after the acknowledgement, never on its
+path): by the job worker once it is up and answering, which writes the reply there anyway, and
+by the web process before that (a worker still importing LiteLLM after a start does not delay
+it). The reply waits a moment for the sign to be
 up, so the sign comes first. Each sign is written to the database while it is up; one left by a
 stopped process is cleared at the next start.
 """
@@ -75,13 +76,18 @@ class OnIt:
         self._waiting: Counter[tuple[str, str]] = Counter()  # holding or awaiting each lock
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def around(self, job: JobFunc) -> JobFunc:
-        """The reply job, with the sign up while it runs (for mentions and DMs)."""
+    def around(self, job: JobFunc, *, elsewhere: Callable[[], bool] | None = None) -> JobFunc:
+        """The reply job, with the sign up while it runs (for mentions and DMs). While
+        `elsewhere()` is true (the job worker is up and answering), the job is asked to put
+        the sign up itself (`on_it=True`): two Slack calls a mention, a millisecond or two of
+        CPU each, then cost the worker's core rather than the one that acknowledges events."""
 
         async def reply_with_sign(**kwargs: Any) -> Any:
             reason, ts = kwargs.get("reason"), kwargs.get("latest_ts")
             if reason not in SHOWN_FOR or not ts:
                 return await job(**kwargs)
+            if elsewhere is not None and elsewhere():
+                return await job(**kwargs, on_it=True)
             channel, thread_ts = str(kwargs["channel"]), str(kwargs.get("thread_ts") or "")
             shown = asyncio.Event()
             showing = self._spawn(

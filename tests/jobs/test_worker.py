@@ -8,6 +8,9 @@ import contextlib
 import os
 import signal
 from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.worker import _learn
@@ -15,6 +18,7 @@ from app.services.identity import Identity
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.services.test_memory import Answers, some_talk
+from tests.services.test_onit import mention, settled, story
 from tests.services.test_reply import answer_by_purpose
 
 IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
@@ -50,6 +54,32 @@ async def test_a_mention_is_answered_from_the_worker_process(
     assert post["text"] == "hi from the worker" and post["thread_ts"] == ts
     assert claims == [{"status": "posted"}]
     assert [(c["purpose"], bool(c["success"])) for c in calls] == [("reply", True)]
+
+
+async def test_once_the_worker_answers_it_shows_the_on_it_sign_itself(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sign's Slack calls cost the worker's core, not the one that acknowledges events."""
+    answer_by_purpose(model, reply="on it, from the worker")
+    async with start_tomo(JOB_WORKER="process") as tomo:
+        await answering_worker(tomo)
+        here: list[str] = []  # the sign calls the web process makes itself
+        parent = tomo.runtime.slack
+        for name in ("set_thread_status", "add_reaction", "remove_reaction"):
+            made = getattr(parent, name)
+
+            async def spy(*args: Any, _name: str = name, _made: Any = made, **kwargs: Any) -> Any:
+                here.append(_name)
+                return await _made(*args, **kwargs)
+
+            monkeypatch.setattr(parent, name, spy)
+        await mention(tomo)
+        await settled(tomo)
+    (shown, post, cleared) = story(slack)
+    assert shown[0] == "assistant.threads.setStatus" and shown[1]
+    assert post == ("chat.postMessage", "on it, from the worker")
+    assert cleared == ("assistant.threads.setStatus", "")
+    assert here == []
 
 
 async def test_a_judgment_in_the_worker_sets_the_reply_timer_here(
