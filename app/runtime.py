@@ -151,14 +151,14 @@ def build_runtime(
         if worker
         else None
     )
-    # The "on it" sign is put up by the job worker once it answers (app.jobs.worker), by the
-    # process that owns the timers until then.
+    # The "on it" sign is put up by the job worker once its libraries are loaded
+    # (app.jobs.worker), by the process that owns the timers until then.
     on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
     conversations = Conversations(
         timers=timers,
         judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
         reply=(
-            on_it.around(jobs.reply, elsewhere=lambda: jobs.answering)
+            on_it.around(jobs.reply, elsewhere=lambda: jobs.loaded)
             if jobs
             else on_it.around(reply.run)
         ),

@@ -6,6 +6,7 @@ One JSON object a line:
                   {"op": "ping", "id": 0}
   child → parent  {"op": "done", "id": 7, "result": ...}   {"op": "failed", "id": 7, "error": "..."}
                   {"op": "pong", "id": 0}
+                  {"op": "loaded", "id": 0}   (once, when its libraries are imported)
 """
 
 from __future__ import annotations

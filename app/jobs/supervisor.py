@@ -74,6 +74,7 @@ class WorkerJobs:
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
         self._heard_at: float | None = None  # the current worker's last line; None: not yet
+        self._loaded = False  # the current worker has said its libraries are loaded
         self.restarts = 0
 
     @property
@@ -88,6 +89,12 @@ class WorkerJobs:
     def answering(self) -> bool:
         """The current worker has answered since it started (it is past its imports)."""
         return self.alive and self._heard_at is not None
+
+    @property
+    def loaded(self) -> bool:
+        """The current worker has its libraries (LiteLLM) loaded: work sent there now is not
+        slowed by an import holding its interpreter."""
+        return self.alive and self._loaded
 
     def start(self) -> None:
         """Start the worker in the background (start-up does not wait for its imports); jobs
@@ -181,6 +188,7 @@ class WorkerJobs:
             os.setpriority(os.PRIO_PROCESS, self._process.pid, NICENESS)
         self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
         self._heard_at = None
+        self._loaded = False
         self._connected.set()
         logger.info("job worker started (pid %d)", self._process.pid)
 
@@ -254,6 +262,9 @@ class WorkerJobs:
                 future = self._pending.get(message["id"])
             except (ValueError, KeyError, TypeError):
                 logger.error("unreadable line from the job worker: %r", line[:200])
+                continue
+            if message.get("op") == "loaded":
+                self._loaded = True
                 continue
             if future is None or future.done():
                 continue

@@ -97,6 +97,12 @@ class Worker:
             self._writer.write(encode(answer))
 
 
+async def _tell_when_loaded(writer: asyncio.StreamWriter, *imports: asyncio.Task[None]) -> None:
+    await asyncio.wait(imports)
+    if not writer.is_closing():
+        writer.write(encode({"op": "loaded", "id": 0}))
+
+
 async def main(fd: int) -> None:
     settings = load_settings()
     setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
@@ -121,10 +127,14 @@ async def main(fd: int) -> None:
     # Its first "on it" sign and Slack call should not wait for slack-sdk's import either.
     loading = asyncio.create_task(load_slack_sdk())
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
+    # Until then the parent keeps quick work (the "on it" sign) to itself: an import holds
+    # this interpreter's lock for seconds.
+    telling = asyncio.create_task(_tell_when_loaded(writer, freezing, loading))
     logger.info("job worker ready (pid %d)", os.getpid())
     try:
         await Worker(runtime, writer).serve(reader)
     finally:
+        telling.cancel()
         freezing.cancel()
         loading.cancel()
         writer.close()

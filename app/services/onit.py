@@ -8,11 +8,11 @@ direct message answered outside a thread, or where Slack refuses the status. Nei
 reply when Slack refuses it.
 
 It is set as soon as the reply timer fires (right after the acknowledgement, never on its
-path): by the job worker once it is up and answering, which writes the reply there anyway, and
-by the web process before that (a worker still importing LiteLLM after a start does not delay
-it). The reply waits a moment for the sign to be
-up, so the sign comes first. Each sign is written to the database while it is up; one left by a
-stopped process is cleared at the next start.
+path): by the job worker once it is up with its libraries loaded, which writes the reply there
+anyway, and by the web process before that (a worker still importing LiteLLM after a start
+does not delay it). The reply waits a moment for the sign to be up, so the sign comes first.
+Each sign is written to the database while it is up; one left by a stopped process is cleared
+at the next start.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class OnIt:
 
     def around(self, job: JobFunc, *, elsewhere: Callable[[], bool] | None = None) -> JobFunc:
         """The reply job, with the sign up while it runs (for mentions and DMs). While
-        `elsewhere()` is true (the job worker is up and answering), the job is asked to put
+        `elsewhere()` is true (the job worker is up, its libraries loaded), the job is asked to put
         the sign up itself (`on_it=True`): two Slack calls a mention, a millisecond or two of
         CPU each, then cost the worker's core rather than the one that acknowledges events."""
 

@@ -56,13 +56,14 @@ async def test_a_mention_is_answered_from_the_worker_process(
     assert [(c["purpose"], bool(c["success"])) for c in calls] == [("reply", True)]
 
 
-async def test_once_the_worker_answers_it_shows_the_on_it_sign_itself(
+async def test_once_the_worker_is_loaded_it_shows_the_on_it_sign_itself(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The sign's Slack calls cost the worker's core, not the one that acknowledges events."""
     answer_by_purpose(model, reply="on it, from the worker")
     async with start_tomo(JOB_WORKER="process") as tomo:
-        await answering_worker(tomo)
+        worker = await answering_worker(tomo)
+        await wait_for(lambda: worker.loaded, timeout=IMPORT_TIMEOUT, what="LiteLLM loaded there")
         here: list[str] = []  # the sign calls the web process makes itself
         parent = tomo.runtime.slack
         for name in ("set_thread_status", "add_reaction", "remove_reaction"):
