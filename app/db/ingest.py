@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Update, update
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
@@ -54,6 +54,16 @@ APPLIED = Outcome(duplicate=False, applied=True)
 NOT_APPLIED = Outcome(duplicate=False, applied=False)
 DUPLICATE = Outcome(duplicate=True, applied=False)
 REJECTED = Outcome(duplicate=False, applied=False, rejected=True)
+
+
+def mark_deleted(channel: str, stamps: Sequence[str]) -> Update:
+    """The statement that marks these messages deleted and empties their text; edited_at
+    marks the removal, so memories built from them are rebuilt."""
+    return (
+        update(Message)
+        .where(Message.channel == channel, col(Message.ts).in_(stamps))  # type: ignore[arg-type]
+        .values(deleted=True, text="", edited_at=time.time())
+    )
 
 
 def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
@@ -180,11 +190,6 @@ def _apply(
         )
         return bool(result.rowcount)
     if isinstance(change, MessageDeleted):
-        result = connection.execute(
-            update(Message)
-            .where(Message.channel == change.channel, Message.ts == change.ts)  # type: ignore[arg-type]
-            # edited_at marks the change, so memories built from this message are rebuilt.
-            .values(deleted=True, text="", edited_at=time.time())
-        )
+        result = connection.execute(mark_deleted(change.channel, [change.ts]))
         return bool(result.rowcount)
     return True

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlmodel import col
 
 from app.db.dialects import upsert
+from app.db.ingest import mark_deleted, message_row
 from app.db.isolation import storable
 from app.db.models import Message
 from app.services.routing import Route, RouteKind
@@ -19,8 +21,6 @@ async def store_messages(
     """Insert the messages not yet stored (recorded only, they trigger nothing) and refresh
     the text of those that are, unless they were deleted; mark deleted those Slack shows as
     deleted (a thread parent's tombstone)."""
-    from app.db.recorder import message_row
-
     live = [m for m in messages if isinstance(m, IncomingMessage)]
     gone: dict[str, list[str]] = {}
     for m in messages:
@@ -42,3 +42,6 @@ async def store_messages(
             where=(Message.deleted == False) & (Message.text != statement.excluded.text),  # type: ignore[arg-type]  # noqa: E712
         )
         await connection.execute(statement, rows)
+    for channel, stamps in gone.items():
+        live_only = col(Message.deleted) == False  # noqa: E712
+        await connection.execute(mark_deleted(channel, stamps).where(live_only))

@@ -154,3 +154,28 @@ async def test_a_top_level_mention_needs_no_history_call(
         await slack.wait_for_posts(1, timeout=3)
     assert slack.calls_to("conversations.replies") == []
     assert len(model.last_request["messages"]) == 2
+
+
+async def test_a_parent_deleted_while_tomo_missed_the_event_is_marked_deleted_at_refresh(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    # tomo stored the parent from its event; the deletion's event never reached it. The
+    # thread's refresh shows the tombstone (tests/fakes/slack_shapes.py: tombstone).
+    started = time.time()
+    async with start_tomo(MIN_WAIT_SECONDS=30, THREAD_HISTORY_LIMIT=20) as tomo:
+        parent = await tomo.message("the secret plan for friday", user="U2")
+        slack.add_message("C1", ts=parent, text="the secret plan for friday", user="U2")
+        reply_ts = f"{float(parent) + 0.5:.6f}"
+        slack.add_message("C1", ts=reply_ts, text="count me in", user="U1", thread_ts=parent)
+        slack.delete_parent("C1", parent)
+        await mention_in(tomo, parent)
+        (post,) = await slack.wait_for_posts(1, timeout=4)
+        (row,) = await tomo.rows(
+            "SELECT deleted, text, edited_at FROM message WHERE ts = :ts", ts=parent
+        )
+    assert post["thread_ts"] == parent
+    assert row["deleted"] and row["text"] == ""
+    assert row["edited_at"] >= started  # the removal is news for the channel's memories
+    prompt = "\n".join(str(m["content"]) for m in model.last_request["messages"])
+    assert "secret plan" not in prompt and "This message was deleted." not in prompt
+    assert "count me in" in prompt
