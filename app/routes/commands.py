@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from app.logs import log_context
+from app.routes.events import Disconnected, read_limited
 from app.runtime import Runtime
 from app.services.command_texts import say
 from app.services.commands import Answer, Commands
@@ -49,24 +50,14 @@ def ephemeral(text: str) -> JSONResponse:
     return JSONResponse({"response_type": "ephemeral", "text": text})
 
 
-async def _body(request: Request) -> bytes | None:
-    """The body, or None when it is larger than MAX_BODY_BYTES."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 @router.post(PATH, response_model=None)
 async def slash_command(request: Request) -> JSONResponse:
     runtime: Runtime = request.app.state.runtime
-    body = await _body(request)
+    declared = request.headers.get("content-length", "")
+    try:
+        body = await read_limited(request.receive, declared, MAX_BODY_BYTES)
+    except Disconnected:
+        return JSONResponse({"error": "the client went away"}, status_code=400)
     if body is None:
         return JSONResponse({"error": "request body larger than 64 KiB"}, status_code=413)
     secret = runtime.settings.SLACK_SIGNING_SECRET.get_secret_value()

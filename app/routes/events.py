@@ -40,7 +40,7 @@ _HEADERS = frozenset(
 )
 
 
-class _Disconnected(Exception):
+class Disconnected(Exception):
     """The client went away before its body arrived: there is no one to answer."""
 
 
@@ -52,21 +52,23 @@ def _headers(scope: Scope) -> dict[str, str]:
     }
 
 
-async def _read_limited(receive: Receive, declared: str) -> bytes | None:
-    """The body, or None when it is larger than MAX_BODY_BYTES."""
+async def read_limited(
+    receive: Receive, declared: str, limit: int = MAX_BODY_BYTES
+) -> bytes | None:
+    """The body, or None when it is larger than `limit` (`declared`: its Content-Length)."""
     # ASCII digits only ("²" is a digit to isdigit, not to int), and no int() of thousands.
     if declared.isascii() and declared.isdigit():
-        if len(declared) > len(str(MAX_BODY_BYTES)) or int(declared) > MAX_BODY_BYTES:
+        if len(declared) > len(str(limit)) or int(declared) > limit:
             return None
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            raise _Disconnected
+            raise Disconnected
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > limit:
             return None
         if not message.get("more_body", False):
             if not chunks:
@@ -92,8 +94,8 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
     runtime: Runtime = scope["app"].state.runtime
     headers = _headers(scope)
     try:
-        body = await _read_limited(receive, headers.get("content-length", ""))
-    except _Disconnected:
+        body = await read_limited(receive, headers.get("content-length", ""))
+    except Disconnected:
         return
     if body is None:
         return await _json(scope, receive, send, {"error": "request body larger than 1 MiB"}, 413)

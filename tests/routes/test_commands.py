@@ -62,6 +62,19 @@ async def test_a_bad_signature_gets_401_and_changes_nothing(
     assert stored == []
 
 
+@pytest.mark.parametrize(
+    ("length", "status"), [(b"\xb2", 200), ("9" * 5000, 413), ("99999999", 413), ("abc", 200)]
+)
+async def test_an_odd_content_length_is_no_error(
+    start_tomo: StartTomo, hooks: FakeResponseUrl, length: str | bytes, status: int
+) -> None:
+    body = urlencode(command_form("help", response_url=hooks.new_url())).encode()
+    async with start_tomo() as tomo:
+        headers: dict[str, Any] = signed(body)
+        response = await post_command(tomo, body, headers | {"Content-Length": length})
+    assert response.status_code == status
+
+
 async def test_signed_bodies_that_are_not_commands_get_clear_errors(start_tomo: StartTomo) -> None:
     async with start_tomo() as tomo:
         no_channel = b"command=%2Ftomo&text=quiet&user_id=U1"
