@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.slack.guards import message_problem, shown, slack_id
-from app.slack.kinds import TOMBSTONE, MessageKind, is_hidden, subtype_kind
+from app.slack.kinds import TOMBSTONE, MessageKind, is_hidden, subtype_kind, subtype_of
 from app.slack.text import readable_text
 from app.slack.timestamps import slack_ts
 
@@ -97,18 +97,15 @@ def message_from_raw(
         logger.warning("rejected a message of %s: %s", channel, problem)
         return None
     thread_ts = str(raw.get("thread_ts") or "")
-    subtype = raw.get("subtype")
-    user, bot_id = raw.get("user"), raw.get("bot_id")
     return IncomingMessage(
         channel=channel,
         ts=ts,
         team_id=str(raw.get("team") or team_id or ""),
         thread_ts="" if thread_ts == ts else thread_ts,
-        user_id=user if isinstance(user, str) and user else None,
-        bot_id=bot_id if isinstance(bot_id, str) and bot_id else None,
+        user_id=_string(raw.get("user")),
+        bot_id=_string(raw.get("bot_id")),
         text=readable_text(raw),
-        # A subtype that is no string is no conversation (it reads as a system message).
-        subtype=subtype if subtype is None or isinstance(subtype, str) else "?",
+        subtype=subtype_of(raw),
         channel_type=channel_type or _string(raw.get("channel_type")),
         app_mention=app_mention,
     )

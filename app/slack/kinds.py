@@ -48,11 +48,16 @@ def subtype_kind(subtype: str | None) -> MessageKind:
     return MessageKind.SYSTEM
 
 
+def subtype_of(raw: dict[str, Any]) -> str | None:
+    """The message's subtype; "?" for one that is no string (it reads as a system message)."""
+    subtype = raw.get("subtype")
+    return subtype if subtype is None or isinstance(subtype, str) else "?"
+
+
 def message_kind(raw: dict[str, Any]) -> MessageKind:
     if is_hidden(raw):
         return MessageKind.HIDDEN
-    subtype = raw.get("subtype")
-    return subtype_kind(subtype if isinstance(subtype, str) or subtype is None else "?")
+    return subtype_kind(subtype_of(raw))
 
 
 def is_person(
