@@ -98,7 +98,7 @@ async def set_mode(
     user: str,
     quiet_until: float | None = None,
     now: float | None = None,
-) -> ChannelMode:
+) -> None:
     """Store the channel's new mode (`quiet_until` only for QUIET); its forget record stays."""
     moment = time.time() if now is None else now
     values = {
@@ -116,4 +116,3 @@ async def set_mode(
     )
     async with engine.begin() as connection:
         await connection.execute(statement)
-        return await read_mode(connection, channel, now=moment)

@@ -11,8 +11,6 @@ from app.prompts import TEMPLATES, format_time, jinja
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-LANGUAGES = ("en", "ja")
-
 
 def slack_time(epoch: float) -> str:
     """A time Slack shows in the reader's own time zone and locale (UTC where it cannot)."""

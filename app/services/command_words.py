@@ -60,7 +60,6 @@ class Parsed:
     action: Action
     argument: str  # what follows the command word ("" when nothing)
     words: str  # the whole text, as typed (for an unknown command's answer)
-    japanese: bool  # the text is written in Japanese
 
 
 def is_japanese(text: str) -> bool:
@@ -78,7 +77,7 @@ def parse_words(text: str) -> Parsed:
     action = WORDS.get(word, Action.UNKNOWN) if word else Action.HELP
     if argument and action not in TAKES_ARGUMENT and action is not Action.HELP:
         action = Action.UNKNOWN  # `/tomo normal please`: say what the commands are
-    return Parsed(action=action, argument=argument, words=text.strip(), japanese=is_japanese(text))
+    return Parsed(action=action, argument=argument, words=text.strip())
 
 
 def parse_duration(text: str) -> float:

@@ -151,7 +151,7 @@ class Commands:
         return {
             "persona": self._persona,
             "mode": mode,
-            "timers": sorted(timers, key=lambda t: t.seconds_left or 0.0),
+            "timers": timers,  # soonest first, as Timers.list gives them
             "last_joined_at": activity.last_joined_at,
             "replies_today": activity.replies_today,
             "cooldown": self._voice.cooldown,

@@ -34,10 +34,6 @@ class Delivered:
     posted: list[str] = field(default_factory=list)  # the ts of each message, in order
     error: SlackError | None = None  # why delivery stopped; `uncertain`: it may resume
 
-    @property
-    def complete(self) -> bool:
-        return self.error is None
-
 
 def metadata(claim: Claim, chunk: int) -> dict[str, Any]:
     payload = {"claim": claim.id, "trigger_ts": claim.trigger_ts, "chunk": chunk}

@@ -117,7 +117,6 @@ class ReplyService:
         self._sessions = sessions
         self._builder = builder
         self._llm = llm
-        self._slack = slack
         self._history = history
         self._identity = identity
         self._locks = locks

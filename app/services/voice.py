@@ -29,13 +29,14 @@ from sqlmodel import col
 from app.db.models import Reply
 from app.prompts import format_time
 from app.services.channel_modes import ChannelMode, Mode, read_mode
+from app.services.claims import FAILED
 
 logger = logging.getLogger(__name__)
 
 AUTONOMOUS = "judgment"  # the reply reason of a reply tomo decided on by itself
 DAY_SECONDS = 86400.0
 WITHHELD = "withheld"  # the reply status of a reply the limits stopped
-NOT_SPOKEN = ("failed", WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
+NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,13 @@ class Activity:
 
 
 def mode_limit(mode: ChannelMode) -> str | None:
+    if not mode.holds_back:
+        return None
     if mode.mode is Mode.MENTIONS_ONLY:
         return "own-voice limit: the channel is mentions-only"
-    if mode.mode is Mode.QUIET and mode.quiet_until is None:
+    if mode.quiet_until is None:
         return "own-voice limit: the channel is quiet until changed"
-    if mode.mode is Mode.QUIET and mode.quiet_until is not None:
-        return f"own-voice limit: the channel is quiet until {format_time(mode.quiet_until)}"
-    return None
+    return f"own-voice limit: the channel is quiet until {format_time(mode.quiet_until)}"
 
 
 class OwnVoice:

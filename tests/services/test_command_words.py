@@ -8,6 +8,7 @@ from app.services.command_words import (
     MAX_DURATION_SECONDS,
     Action,
     BadDuration,
+    is_japanese,
     parse_duration,
     parse_words,
 )
@@ -79,7 +80,7 @@ def test_command_words(text: str, action: Action, argument: str) -> None:
 
 
 def test_the_language_of_the_words() -> None:
-    assert parse_words("静かに 2時間").japanese
-    assert parse_words("ｽﾃｰﾀｽ").japanese  # half-width katakana
-    assert not parse_words("quiet 2h").japanese
+    assert is_japanese("静かに 2時間")
+    assert is_japanese("ｽﾃｰﾀｽ")  # half-width katakana
+    assert not is_japanese("quiet 2h")
     assert parse_words("quiet 2h").words == "quiet 2h"
