@@ -118,13 +118,6 @@ def build_runtime(
         cooldown=settings.AUTONOMOUS_COOLDOWN_SECONDS,
         daily_cap=settings.MAX_AUTONOMOUS_REPLIES_PER_DAY,
     )
-    builder = ContextBuilder(
-        persona=Persona(settings.PERSONA_NAME, settings.persona_prompt),
-        channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
-        thread_memory_days=settings.THREAD_MEMORY_DAYS,
-        active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
-        reader=sqlite_reader(engine),
-    )
     history = ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT)
     recorder = Recorder(engine)
     directory = Directory(
@@ -132,6 +125,14 @@ def build_runtime(
         engine=engine,
         recorder=recorder,
         history_limit=settings.CHANNEL_MESSAGES_LIMIT,
+    )
+    builder = ContextBuilder(
+        persona=Persona(settings.PERSONA_NAME, settings.persona_prompt),
+        channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
+        thread_memory_days=settings.THREAD_MEMORY_DAYS,
+        active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
+        reader=sqlite_reader(engine),
+        learn=directory.learn,
     )
     reply = ReplyService(
         engine=engine,
@@ -143,7 +144,6 @@ def build_runtime(
         identity=identity,
         locks=locks,
         voice=voice,
-        learn=directory.learn,
         history_limit=settings.THREAD_HISTORY_LIMIT,
     )
     jobs = (
@@ -173,7 +173,6 @@ def build_runtime(
         identity=identity,
         locks=locks,
         voice=voice,
-        learn=directory.learn,
         max_age=settings.MAX_MESSAGE_AGE_SECONDS,
         max_delay=settings.MAX_REPLY_DELAY_SECONDS,
     )

@@ -149,10 +149,15 @@ class ContextBuilder:
         thread_memory_days: float,
         active_channel_days: float,
         reader: Engine | None = None,
+        learn: Learn | None = None,
     ) -> None:
         """`reader`: a synchronous engine on the same SQLite file (app.db.engine.sqlite_reader);
-        the five statements then run together on a thread instead of through the session."""
+        the five statements then run together on a thread instead of through the session.
+        `learn`: looks up the channel and the people a context would show without a name
+        (app.services.directory), so that every author and channel in a prompt has its name
+        (SPEC §3.2); without it a context shows what the directory holds."""
         self._persona = persona
+        self._learn = learn
         self._limit = channel_messages_limit
         self._thread_days = thread_memory_days
         self._active_days = active_channel_days
@@ -170,6 +175,17 @@ class ContextBuilder:
         thread_ts: str,
         me: Self,
         now: float | None = None,
+    ) -> Context:
+        context = await self._build(session, channel_id, thread_ts, me, now)
+        if self._learn is None or (not context.unnamed_people and context.channel_known):
+            return context
+        await self._learn(
+            channel=None if context.channel_known else channel_id, people=context.unnamed_people
+        )
+        return await self._build(session, channel_id, thread_ts, me, now)
+
+    async def _build(
+        self, session: AsyncSession, channel_id: str, thread_ts: str, me: Self, now: float | None
     ) -> Context:
         now = time.time() if now is None else now
         if self.reader is not None:
@@ -200,25 +216,6 @@ class ContextBuilder:
             unnamed_people=frozenset(a for a in authors if a and a not in rows.people),
             channel_known=channel_id in rows.channels,
         )
-
-    async def build_named(
-        self,
-        session: AsyncSession,
-        *,
-        channel_id: str,
-        thread_ts: str,
-        me: Self,
-        learn: Learn,
-    ) -> Context:
-        """`build`, after `learn` has looked up the channel and the people the context would
-        show without a name (SPEC §3.2: every author and channel in a prompt has its name)."""
-        context = await self.build(session, channel_id=channel_id, thread_ts=thread_ts, me=me)
-        if not context.unnamed_people and context.channel_known:
-            return context
-        await learn(
-            channel=None if context.channel_known else channel_id, people=context.unnamed_people
-        )
-        return await self.build(session, channel_id=channel_id, thread_ts=thread_ts, me=me)
 
     def _read(self, channel_id: str, thread_ts: str, now: float) -> _Rows:
         assert self.reader is not None

@@ -15,7 +15,7 @@ from app.domain import ChatMessage, Context
 from app.jobs.timers import JUDGMENT
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.services.context import ContextBuilder, Learn
+from app.services.context import ContextBuilder
 from app.services.identity import Identity
 from app.services.locks import ConversationLocks
 from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
@@ -52,13 +52,11 @@ class JudgmentService:
         identity: Identity,
         locks: ConversationLocks,
         voice: OwnVoice,
-        learn: Learn,
         max_age: float,
         max_delay: float,
     ) -> None:
         self._sessions = sessions
         self._builder = builder
-        self._learn = learn
         self._llm = llm
         self._identity = identity
         self._locks = locks
@@ -79,12 +77,11 @@ class JudgmentService:
 
     async def _judge(self, channel: str, thread_ts: str) -> Judgment | None:
         async with self._sessions() as session:
-            context = await self._builder.build_named(
+            context = await self._builder.build(
                 session,
                 channel_id=channel,
                 thread_ts=thread_ts,
                 me=self._identity.me(),
-                learn=self._learn,
             )
             reason = skip_reason(context, max_age=self._max_age)
             turns = context.target_turns()

@@ -15,7 +15,7 @@ from app.jobs.timers import REPLY
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services import claims
-from app.services.context import ContextBuilder, Learn
+from app.services.context import ContextBuilder
 from app.services.delivery import Delivery
 from app.services.history import ThreadHistory
 from app.services.identity import Identity
@@ -110,7 +110,6 @@ class ReplyService:
         identity: Identity,
         locks: ConversationLocks,
         voice: OwnVoice,
-        learn: Learn,
         history_limit: int,
     ) -> None:
         self._engine = engine
@@ -121,7 +120,6 @@ class ReplyService:
         self._identity = identity
         self._locks = locks
         self._voice = voice
-        self._learn = learn
         self._limit = history_limit
         self._delivery = Delivery(slack=slack, engine=engine, identity=identity)
 
@@ -143,12 +141,11 @@ class ReplyService:
             # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
             await self._history.refresh(channel=channel, thread_ts=thread_ts)
         async with self._sessions() as session:
-            context = await self._builder.build_named(
+            context = await self._builder.build(
                 session,
                 channel_id=channel,
                 thread_ts=thread_ts,
                 me=self._identity.me(),
-                learn=self._learn,
             )
         skip = skip_reason(context, latest_ts=latest_ts, reason=reason)
         trigger = newest_human(context)
