@@ -18,7 +18,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, ChannelControl, Message
 from app.domain import ChatMessage
-from app.services.chat import Self, to_chat
+from app.services.chat import Self, author_id, to_chat
 from app.services.context import load_people
 from app.slack.kinds import MessageKind
 from app.slack.timestamps import MAX_FUTURE_SECONDS
@@ -136,7 +136,7 @@ def _bounded(rows: Sequence[Message]) -> list[Message]:
 
 
 async def _chat(session: AsyncSession, rows: Sequence[Message], me: Self) -> list[ChatMessage]:
-    people = await load_people(session, {r.user_id for r in rows if r.user_id})
+    people = await load_people(session, {a for r in rows if (a := author_id(r))})
     return to_chat(rows, people, me)
 
 

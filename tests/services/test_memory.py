@@ -392,3 +392,35 @@ async def test_the_memory_job_runs_on_its_interval(start_tomo: StartTomo, model:
 
         await wait_for(written, timeout=5, what="the periodic memory job")
     assert {"id": "memory", "kind": "memory"} in [{"id": j["id"], "kind": j["kind"]} for j in jobs]
+
+
+async def test_a_bot_without_a_user_is_named_in_memory_prompts(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    # A classic bot_message: bot_id and username, no user (Bolt's test_message_bot.py,
+    # classic_bot_message_event_payload; tests/fixtures/slack/bot_message_classic.json).
+    Answers(model)
+    slack.add_bot("B0BACKUP", name="backup-bot")
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await tomo.message("is the backup done?", user="U1")
+        ts = next_ts()
+        bot_post = {
+            "type": "message",
+            "subtype": "bot_message",
+            "text": "Nightly backup finished",
+            "ts": ts,
+            "username": "backup-bot",
+            "bot_id": "B0BACKUP",
+            "channel": "C1",
+            "event_ts": ts,
+            "channel_type": "channel",
+        }
+        assert (await tomo.event(bot_post)).status_code == 200
+        await channels_known(tomo)
+        await tomo.runtime.directory.learn(channel=None, people=["B0BACKUP"])
+        outcome = await tomo.runtime.memory.run()
+    assert outcome is not None and not outcome.failed
+    by_kind = {(kind_of(r), subject_of(r)): system_of(r) for r in memory_requests(model)}
+    short = by_kind[("channel_short_term", "#general")]
+    assert "backup-bot (bot):\nNightly backup finished" in short
+    assert "B0BACKUP" not in short
