@@ -1,8 +1,52 @@
-"""The objects prompts are made of (seed 001): messages, channel messages, memories, Context."""
+"""tomo's vocabulary, shared by every layer: where a new message goes (`Route`), why a reply is
+made (`ReplyReason`), and the objects prompts are made of (messages, channel messages,
+memories, `Context`). Nothing here does I/O or imports the rest of tomo."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class RouteKind(StrEnum):
+    """What a new message sets in motion (docs/how-tomo-works.md, "Routing")."""
+
+    RECORD = "record"  # nothing: stored only
+    JUDGMENT = "judgment"  # a judgment after the quiet wait
+    REPLY = "reply"  # a reply now
+
+
+class ReplyReason(StrEnum):
+    """Why tomo replies: someone asked it (a mention, a DM, an AUTO_REPLY_CHANNELS message), or
+    a judgment decided it should join."""
+
+    MENTION = "mention"
+    DM = "dm"
+    AUTO_REPLY = "auto_reply"
+    JUDGMENT = "judgment"
+
+    @property
+    def asked(self) -> bool:
+        """Someone asked for this reply: it answers their message, not a judged one."""
+        return self is not ReplyReason.JUDGMENT
+
+    @property
+    def limited(self) -> bool:
+        """The own-voice limits apply: all of them to a judgment's reply, the channel's mode
+        alone to an auto-reply. Mentions and DMs are never limited."""
+        return self in (ReplyReason.JUDGMENT, ReplyReason.AUTO_REPLY)
+
+    @property
+    def shows_on_it(self) -> bool:
+        """The person sees that tomo is on it while the reply is written."""
+        return self in (ReplyReason.MENTION, ReplyReason.DM)
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: RouteKind
+    conversation_ts: str  # the thread whose jobs this message drives; "" = top level
+    reason: ReplyReason | None = None  # for replies
 
 
 @dataclass(frozen=True)

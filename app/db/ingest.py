@@ -23,7 +23,7 @@ from sqlmodel import col
 
 from app.db.dialects import upsert
 from app.db.models import Message, SeenEvent
-from app.services.routing import Route, RouteKind
+from app.domain import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
 
 

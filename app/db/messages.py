@@ -11,7 +11,7 @@ from app.db.dialects import upsert
 from app.db.ingest import mark_deleted, message_row
 from app.db.isolation import storable
 from app.db.models import Message
-from app.services.routing import Route, RouteKind
+from app.domain import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted
 
 

@@ -27,6 +27,7 @@ from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Reply
+from app.domain import ReplyReason
 
 CLAIMED = "claimed"
 POSTED = "posted"
@@ -43,7 +44,7 @@ class Claim:
     channel: str
     thread_ts: str
     trigger_ts: str
-    reason: str
+    reason: ReplyReason
     # The messages stored for posting (None: not composed yet). Set on a claim taken over:
     # some may be in Slack already.
     chunks: list[str] | None = None
@@ -51,7 +52,7 @@ class Claim:
 
 
 async def claim(
-    engine: AsyncEngine, *, channel: str, thread_ts: str, trigger_ts: str, reason: str
+    engine: AsyncEngine, *, channel: str, thread_ts: str, trigger_ts: str, reason: ReplyReason
 ) -> Claim | None:
     """A new claim on answering `trigger_ts`, an owed one taken over, or None when taken."""
     now = time.time()
@@ -100,6 +101,15 @@ async def _take(connection: AsyncConnection, *where: object) -> Claim | None:
     return _claim_of(Reply.model_validate(found.one()._mapping))
 
 
+def reason_of(reply: Reply) -> ReplyReason:
+    """The stored reason of a reply; one this version does not know is taken for a judgment's,
+    which every limit applies to."""
+    try:
+        return ReplyReason(reply.reason)
+    except ValueError:
+        return ReplyReason.JUDGMENT
+
+
 def _claim_of(reply: Reply) -> Claim:
     assert reply.id is not None
     stored = json.loads(reply.chunks) if reply.chunks else {}
@@ -110,7 +120,7 @@ def _claim_of(reply: Reply) -> Claim:
         reply.channel,
         reply.thread_ts,
         reply.trigger_ts,
-        reply.reason,
+        reason_of(reply),
         chunks=[str(m) for m in messages] if isinstance(messages, list) else None,
         error=str(failure) if failure else None,
     )

@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.db.models import Judgment
+from app.domain import ReplyReason, Route, RouteKind
 from app.jobs.timers import JUDGMENT, REPLY, Timers
-from app.services.routing import Route, RouteKind
 from app.slack.events import IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class Conversations:
                 thread_ts=conversation,
                 run_at=time.time(),
                 latest_ts=message.ts,
-                reason=route.reason,
+                reason=route.reason or ReplyReason.MENTION,
             )
             return
         self._timers.cancel(REPLY, channel=channel, thread_ts=conversation)
@@ -96,7 +96,7 @@ class Conversations:
             thread_ts=thread_ts,
             run_at=decision.reply_at,
             latest_ts=decision.latest_ts,
-            reason="judgment",
+            reason=ReplyReason.JUDGMENT,
         )
 
     def schedule_judgment(
@@ -113,7 +113,7 @@ class Conversations:
         logger.debug("judgment %s:%s at %.1f", channel, thread_ts, run_at)
 
     def schedule_reply(
-        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, reason: str
+        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, reason: ReplyReason
     ) -> None:
         self._timers.set(
             REPLY,

@@ -34,13 +34,13 @@ from sqlmodel import col
 from app.db.dialects import upsert
 from app.db.models import OnIt as OnItRow
 from app.db.recorder import Recorder
+from app.domain import ReplyReason
 from app.slack.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 
 JobFunc = Callable[..., Awaitable[Any]]
 
-SHOWN_FOR = frozenset({"mention", "dm"})
 STATUS, REACTION = "status", "reaction"
 STATUS_TEXT = "is thinking…"  # Slack shows it after the app's name
 REACTION_NAME = "eyes"
@@ -84,7 +84,7 @@ class OnIt:
 
         async def reply_with_sign(**kwargs: Any) -> Any:
             reason, ts = kwargs.get("reason"), kwargs.get("latest_ts")
-            if reason not in SHOWN_FOR or not ts:
+            if reason is None or not ReplyReason(reason).shows_on_it or not ts:
                 return await job(**kwargs)
             if elsewhere is not None and elsewhere():
                 return await job(**kwargs, on_it=True)

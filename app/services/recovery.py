@@ -10,9 +10,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Judgment, Message, Reply
 from app.db.poison import without_poison
+from app.domain import ReplyReason, RouteKind
 from app.services import claims
 from app.services.conversations import Conversations
-from app.services.routing import RouteKind
 from app.slack.kinds import MessageKind
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ async def restore_timers(
                 thread_ts=reply.thread_ts,
                 run_at=now,
                 latest_ts=reply.trigger_ts,
-                reason=reply.reason or "judgment",
+                reason=claims.reason_of(reply),
             )
             restored += 1
     for (channel, thread_ts), message in newest.items():
@@ -71,7 +71,7 @@ async def restore_timers(
         if key in answered:
             continue
         if message.route == RouteKind.REPLY.value:
-            reason = "dm" if message.channel_type == "im" else "mention"
+            reason = ReplyReason.DM if message.channel_type == "im" else ReplyReason.MENTION
             conversations.schedule_reply(
                 channel=channel,
                 thread_ts=thread_ts,
@@ -94,7 +94,7 @@ async def restore_timers(
                     thread_ts=thread_ts,
                     latest_ts=message.ts,
                     run_at=max(now, decision.reply_at),
-                    reason="judgment",
+                    reason=ReplyReason.JUDGMENT,
                 )
             else:
                 continue

@@ -10,7 +10,7 @@ from dataclasses import replace
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.domain import ChatMessage, Context
+from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.timers import REPLY
 from app.llm import LLM, LLMError
 from app.prompts import render
@@ -27,7 +27,6 @@ from app.slack.mrkdwn import format_reply
 logger = logging.getLogger(__name__)
 
 APOLOGY = "ごめんなさい、今はうまく答えられません。少ししてからもう一度話しかけてください。\n(Sorry, I can't answer right now. Please try again in a moment.)"  # noqa: E501
-DIRECT = frozenset({"mention", "dm", "auto_reply"})
 
 
 def conversation_turns(
@@ -76,7 +75,7 @@ def newest_human(context: Context) -> ChatMessage | None:
     return None
 
 
-def skip_reason(context: Context, *, latest_ts: str, reason: str) -> str | None:
+def skip_reason(context: Context, *, latest_ts: str, reason: ReplyReason) -> str | None:
     """Why there is nothing to answer, or None. A mention, DM or auto-reply answers the
     person's message that set the timer, or a newer one of theirs; a judgment's reply answers
     exactly the message judged."""
@@ -84,13 +83,13 @@ def skip_reason(context: Context, *, latest_ts: str, reason: str) -> str | None:
     trigger = newest_human(context)
     if trigger is None or turns[-1].from_self:
         return "nothing left to answer"
-    if latest_ts and reason in DIRECT and float(trigger.ts) < float(latest_ts):
+    if latest_ts and reason.asked and float(trigger.ts) < float(latest_ts):
         return "the message to answer is gone, or not a person's"
-    if latest_ts and reason not in DIRECT and trigger.ts != latest_ts:
+    if latest_ts and not reason.asked and trigger.ts != latest_ts:
         return "the conversation moved on since the judgment"
     if (
         not context.target_thread_ts
-        and reason not in DIRECT
+        and not reason.asked
         and context.conversation_history.get_thread(trigger.ts)
     ):
         return "the message moved into its thread"
@@ -124,18 +123,25 @@ class ReplyService:
         self._delivery = Delivery(slack=slack, engine=engine, identity=identity)
 
     async def run(
-        self, *, channel: str, thread_ts: str, latest_ts: str = "", reason: str = "judgment"
+        self,
+        *,
+        channel: str,
+        thread_ts: str,
+        latest_ts: str = "",
+        reason: ReplyReason | str = ReplyReason.JUDGMENT,
     ) -> list[str]:
         """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
         await self._identity.known.wait()  # who "tomo" is decides whose turns are whose
         async with self._locks.job(REPLY, channel, thread_ts):
             try:
-                return await self._reply(channel, thread_ts, latest_ts, reason)
+                return await self._reply(channel, thread_ts, latest_ts, ReplyReason(reason))
             except Exception:
                 logger.exception("reply failed")
                 return []
 
-    async def _reply(self, channel: str, thread_ts: str, latest_ts: str, reason: str) -> list[str]:
+    async def _reply(
+        self, channel: str, thread_ts: str, latest_ts: str, reason: ReplyReason
+    ) -> list[str]:
         resumed = await self._resume(channel, thread_ts)
         if thread_ts and latest_ts != thread_ts:
             # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
@@ -210,7 +216,7 @@ class ReplyService:
             failure = str(error)
         if failure is not None:
             logger.error("no reply: %s", failure)
-            if claim.reason not in DIRECT:
+            if not claim.reason.asked:
                 await claims.finish(self._engine, claim.id, status=claims.FAILED, error=failure)
                 return []
             chunks = format_reply(APOLOGY)

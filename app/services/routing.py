@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Container
-from dataclasses import dataclass
-from enum import StrEnum
 
+from app.domain import ReplyReason, Route, RouteKind
 from app.slack.events import IncomingMessage
 from app.slack.kinds import NO_BOTS, is_person
-
-
-class RouteKind(StrEnum):
-    RECORD = "record"
-    JUDGMENT = "judgment"
-    REPLY = "reply"
-
-
-@dataclass(frozen=True)
-class Route:
-    kind: RouteKind
-    conversation_ts: str  # the thread whose jobs this message drives; "" = top level
-    reason: str = ""  # for replies: mention, dm, auto_reply
 
 
 def is_from_bot(
@@ -55,10 +41,10 @@ def route_message(
         return Route(RouteKind.RECORD, message.thread_ts)
     if message.channel_type == "im":
         # Direct messages are answered where they were written.
-        return Route(RouteKind.REPLY, message.thread_ts, "dm")
+        return Route(RouteKind.REPLY, message.thread_ts, ReplyReason.DM)
     own_thread = message.thread_ts or message.ts
     if mentions_bot(message, bot_user_id=bot_user_id):
-        return Route(RouteKind.REPLY, own_thread, "mention")
+        return Route(RouteKind.REPLY, own_thread, ReplyReason.MENTION)
     if message.channel in auto_reply_channels:
-        return Route(RouteKind.REPLY, own_thread, "auto_reply")
+        return Route(RouteKind.REPLY, own_thread, ReplyReason.AUTO_REPLY)
     return Route(RouteKind.JUDGMENT, message.thread_ts)

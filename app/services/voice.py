@@ -27,13 +27,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db.models import Reply
+from app.domain import ReplyReason
 from app.prompts import format_time
 from app.services.channel_modes import ChannelMode, Mode, read_mode
 from app.services.claims import FAILED
 
 logger = logging.getLogger(__name__)
 
-AUTONOMOUS = "judgment"  # the reply reason of a reply tomo decided on by itself
+AUTONOMOUS = ReplyReason.JUDGMENT  # a reply tomo decided on by itself
 DAY_SECONDS = 86400.0
 WITHHELD = "withheld"  # the reply status of a reply the limits stopped
 NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
@@ -87,11 +88,11 @@ class OwnVoice:
         )
 
     async def limit(
-        self, channel: str, *, reason: str = AUTONOMOUS, now: float | None = None
+        self, channel: str, *, reason: ReplyReason = AUTONOMOUS, now: float | None = None
     ) -> str | None:
         """Why tomo may not speak in `channel` now for a reply of this `reason` (`judgment`:
         every limit; `auto_reply`: the mode only; mentions and DMs: none), or None."""
-        if reason not in (AUTONOMOUS, "auto_reply"):
+        if not reason.limited:
             return None
         moment = time.time() if now is None else now
         held = mode_limit(await self.mode(channel, now=moment))
@@ -116,12 +117,12 @@ class OwnVoice:
 
     @contextlib.asynccontextmanager
     async def turn(
-        self, *, channel: str, thread_ts: str, trigger_ts: str, reason: str
+        self, *, channel: str, thread_ts: str, trigger_ts: str, reason: ReplyReason
     ) -> AsyncIterator[bool]:
         """Whether a reply may be claimed now; the reply claims inside this block, so two
         replies in one channel never both pass the limits. A reply that may not is recorded
         as withheld."""
-        if reason not in (AUTONOMOUS, "auto_reply"):
+        if not reason.limited:
             yield True
             return
         lock = self._turns.setdefault(channel, asyncio.Lock())
@@ -133,7 +134,7 @@ class OwnVoice:
             yield held is None
 
     async def _withhold(
-        self, channel: str, thread_ts: str, trigger_ts: str, *, reason: str, limit: str
+        self, channel: str, thread_ts: str, trigger_ts: str, *, reason: ReplyReason, limit: str
     ) -> None:
         row = {
             "channel": channel,

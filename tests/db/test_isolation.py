@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db.ingest import APPLIED, REJECTED, NewMessage
-from app.services.routing import Route, RouteKind
+from app.domain import Route, RouteKind
 from app.slack.events import IncomingMessage
 from tests.conftest import StartTomo, Tomo, next_ts
 
