@@ -28,7 +28,6 @@ from app.services.context import ContextBuilder, Persona
 from app.services.conversations import Conversations
 from app.services.directory import Directory
 from app.services.history import ThreadHistory
-from app.services.identity import Identity
 from app.services.judgment import JudgmentService
 from app.services.locks import ConversationLocks
 from app.services.memory import MemoryService
@@ -38,6 +37,7 @@ from app.services.reply import ReplyService
 from app.services.voice import OwnVoice
 from app.settings import Settings
 from app.slack.client import SlackClient
+from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 

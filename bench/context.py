@@ -27,8 +27,8 @@ from sqlalchemy import event
 
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
-from app.services.chat import Self
 from app.services.context import ContextBuilder, Persona
+from app.slack.identity import Me
 from bench.common import machine, median, percentile
 
 PEOPLE = 200
@@ -142,7 +142,7 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
     for executing in (engine.sync_engine, builder.reader):
         if executing is not None:
             event.listen(executing, "before_cursor_execute", count)
-    me = Self(user_id="UBOT", bot_id="BBOT")
+    me = Me(user_id="UBOT", bot_id="BBOT")
     targets = conversations(path, builds + 5)
     times: list[float] = []
     counts: list[int] = []

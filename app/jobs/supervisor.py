@@ -30,8 +30,8 @@ from typing import Any
 
 from app.db.models import Judgment
 from app.jobs.protocol import JUDGMENT, MEMORY, REPLY, encode, lines
-from app.services.identity import Identity
 from app.settings import Settings, settings_environment
+from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from app.jobs.timers import JUDGMENT, REPLY
 from app.runtime import Runtime
-from app.services.identity import OK
+from app.slack.identity import OK
 
 router = APIRouter()
 

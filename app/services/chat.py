@@ -5,24 +5,12 @@ level and its threads."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from app.db.models import Channel, Message, Person
 from app.db.poison import without_poison
 from app.domain import ChannelMessages, ChatMessage
+from app.slack.identity import Me
 from app.slack.kinds import MessageKind, is_person
-
-
-@dataclass(frozen=True)
-class Self:
-    user_id: str | None
-    bot_id: str | None
-
-    def wrote(self, row: Message) -> bool:
-        return bool(
-            (self.user_id and row.user_id == self.user_id)
-            or (self.bot_id and row.bot_id == self.bot_id)
-        )
 
 
 def display_name(person: Person | None, user_id: str | None) -> str:
@@ -36,7 +24,7 @@ def author_id(row: Message) -> str | None:
     return row.user_id or row.bot_id
 
 
-def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Self) -> list[ChatMessage]:
+def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Me) -> list[ChatMessage]:
     chat = []
     for row in without_poison(rows):
         author = people.get(author_id(row) or "")

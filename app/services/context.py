@@ -32,8 +32,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import Context
-from app.services.chat import Self, author_id, split_channel, to_chat
+from app.services.chat import author_id, split_channel, to_chat
 from app.services.recall import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
+from app.slack.identity import Me
 
 TARGET_THREAD_LIMIT = 200
 
@@ -173,7 +174,7 @@ class ContextBuilder:
         *,
         channel_id: str,
         thread_ts: str,
-        me: Self,
+        me: Me,
         now: float | None = None,
     ) -> Context:
         context = await self._build(session, channel_id, thread_ts, me, now)
@@ -185,7 +186,7 @@ class ContextBuilder:
         return await self._build(session, channel_id, thread_ts, me, now)
 
     async def _build(
-        self, session: AsyncSession, channel_id: str, thread_ts: str, me: Self, now: float | None
+        self, session: AsyncSession, channel_id: str, thread_ts: str, me: Me, now: float | None
     ) -> Context:
         now = time.time() if now is None else now
         if self.reader is not None:

@@ -18,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.messages import store_messages
 from app.services.claims import Claim
-from app.services.identity import Identity
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
+from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from app.jobs.timers import JUDGMENT
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services.context import ContextBuilder
-from app.services.identity import Identity
 from app.services.locks import ConversationLocks
 from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
 from app.services.voice import OwnVoice
+from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from app.db.dialects import upsert
 from app.db.models import Memory
 from app.llm import LLM
 from app.services import memory_sources as sources
-from app.services.identity import Identity
 from app.services.memory_control import forget_records, take_turns, unchanged
 from app.services.memory_plans import Key, Planner, Prompt, clean
+from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from app.db.models import Channel, Memory
 from app.domain import ChatMessage
 from app.prompts import render
 from app.services import memory_sources as sources
-from app.services.chat import Self
 from app.services.memory_sources import Activity
 from app.services.recall import clip
+from app.slack.identity import Me
 
 STORED_CHAR_LIMIT = 6000  # a memory longer than this is cut
 WORKSPACE_SOURCE_CHARS = 30_000  # channel memories a workspace memory is written from
@@ -57,7 +57,7 @@ class Planner:
     persona_name: str
     short_term_hours: float
     now: float
-    me: Self
+    me: Me
     # channel id -> when its memories were forgotten: only later messages feed them.
     forgets: dict[str, float] = field(default_factory=dict)
 

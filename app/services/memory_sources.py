@@ -18,8 +18,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Channel, ChannelControl, Message
 from app.domain import ChatMessage
-from app.services.chat import Self, author_id, to_chat
+from app.services.chat import author_id, to_chat
 from app.services.context import load_people
+from app.slack.identity import Me
 from app.slack.kinds import MessageKind
 from app.slack.timestamps import MAX_FUTURE_SECONDS
 
@@ -135,13 +136,13 @@ def _bounded(rows: Sequence[Message]) -> list[Message]:
     return kept[::-1]
 
 
-async def _chat(session: AsyncSession, rows: Sequence[Message], me: Self) -> list[ChatMessage]:
+async def _chat(session: AsyncSession, rows: Sequence[Message], me: Me) -> list[ChatMessage]:
     people = await load_people(session, {a for r in rows if (a := author_id(r))})
     return to_chat(rows, people, me)
 
 
 async def window_messages(
-    session: AsyncSession, *, channel: str, since: float, me: Self, after: float = 0.0
+    session: AsyncSession, *, channel: str, since: float, me: Me, after: float = 0.0
 ) -> list[ChatMessage]:
     """The channel's live messages since `since` (threads included), the newest that fit.
     `after`, here and below: only messages written after it (the channel's forget record)."""
@@ -161,7 +162,7 @@ async def new_messages(
     channel: str,
     after_ts: str,
     edited_after: float,
-    me: Self,
+    me: Me,
     after: float = 0.0,
 ) -> list[ChatMessage]:
     """Messages newer than `after_ts` or edited since `edited_after`, the oldest first, so a
@@ -184,7 +185,7 @@ async def new_messages(
 
 
 async def latest_messages(
-    session: AsyncSession, *, channel: str, me: Self, after: float = 0.0
+    session: AsyncSession, *, channel: str, me: Me, after: float = 0.0
 ) -> list[ChatMessage]:
     """The channel's newest live messages that fit, oldest first (a memory made afresh)."""
     rows = await session.exec(  # type: ignore[call-overload]
@@ -197,7 +198,7 @@ async def latest_messages(
 
 
 async def thread_messages(
-    session: AsyncSession, *, channel: str, thread_ts: str, me: Self, after: float = 0.0
+    session: AsyncSession, *, channel: str, thread_ts: str, me: Me, after: float = 0.0
 ) -> list[ChatMessage]:
     """The thread's parent first, then its newest replies that fit, oldest first."""
     rows = await session.exec(  # type: ignore[call-overload]

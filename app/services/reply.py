@@ -18,10 +18,10 @@ from app.services import claims
 from app.services.context import ContextBuilder
 from app.services.delivery import Delivery
 from app.services.history import ThreadHistory
-from app.services.identity import Identity
 from app.services.locks import ConversationLocks
 from app.services.voice import OwnVoice
 from app.slack.client import SlackClient
+from app.slack.identity import Identity
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import pytest
 
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.worker import _learn
-from app.services.identity import Identity
+from app.slack.identity import Identity
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.services.test_memory import Answers, some_talk

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import make_url
 
 from app.db.engine import create_engine
-from app.services import identity
+from app.slack import identity
 from tests.conftest import ADMIN_TOKEN, StartTomo, wait_for
 from tests.fakes import FakeSlack
 
@@ -77,7 +77,7 @@ def identity_lines(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "app.services.identity" and r.levelno == level
+        if r.name == "app.slack.identity" and r.levelno == level
     ]
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from app.services.chat import Self
 from app.slack.client import BotIdentity, SlackClient, SlackError
 from app.slack.envelope import Installation, foreign_reason
 from app.slack.events import bot_authorization
@@ -36,6 +36,27 @@ AUTH_ERRORS = frozenset(
 MAX_BACKOFF_SECONDS = 60.0  # an unreachable Slack: 1, 2, 4 ... 60 s between tries
 AUTH_RETRY_SECONDS = 300.0  # a refused token: a try every 5 minutes, in case it was fixed
 CHECK_SECONDS = 900.0  # once known, the token is checked again this often (revoked meanwhile?)
+
+
+class Authored(Protocol):
+    """Anything with an author: a stored message, a message from Slack."""
+
+    user_id: str | None
+    bot_id: str | None
+
+
+@dataclass(frozen=True)
+class Me:
+    """tomo's own ids, to tell its messages from everyone else's."""
+
+    user_id: str | None
+    bot_id: str | None
+
+    def wrote(self, message: Authored) -> bool:
+        return bool(
+            (self.user_id and message.user_id == self.user_id)
+            or (self.bot_id and message.bot_id == self.bot_id)
+        )
 
 
 class Identity:
@@ -88,8 +109,8 @@ class Identity:
         """Who tomo is, for the job worker (which learns it from its parent, not Slack)."""
         return {"user_id": self.user_id, "bot_id": self.bot_id, "team_id": self.team_id}
 
-    def me(self) -> Self:
-        return Self(user_id=self.user_id, bot_id=self.bot_id)
+    def me(self) -> Me:
+        return Me(user_id=self.user_id, bot_id=self.bot_id)
 
     async def learn(self, slack: SlackClient, *, first_delay: float = 1.0) -> None:
         """Call auth.test until it succeeds: an unreachable Slack is retried with a backoff up
