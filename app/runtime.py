@@ -21,6 +21,7 @@ from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.recorder import Recorder
+from app.jobs.kinds import JobKind
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
@@ -251,11 +252,11 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     if runtime.worker is not None:
         runtime.worker.start()
     runtime.timers.every(
-        "directory", seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
+        JobKind.DIRECTORY, seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
     )
-    runtime.timers.every("prune", seconds=3600.0, func=runtime.prune_seen_events)
+    runtime.timers.every(JobKind.PRUNE, seconds=3600.0, func=runtime.prune_seen_events)
     runtime.timers.every(
-        "memory",
+        JobKind.MEMORY,
         seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS,
         func=runtime.worker.memory if runtime.worker else runtime.memory.run,
     )

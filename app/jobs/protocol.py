@@ -19,9 +19,6 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-# The kinds of job the worker runs.
-JUDGMENT, REPLY, MEMORY = "judgment", "reply", "memory"
-
 
 def encode(message: dict[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode() + b"\n"

@@ -29,7 +29,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.db.models import Judgment
-from app.jobs.protocol import JUDGMENT, MEMORY, REPLY, encode, lines
+from app.jobs.kinds import JobKind
+from app.jobs.protocol import encode, lines
 from app.settings import Settings, settings_environment
 from app.slack.identity import Identity
 
@@ -123,14 +124,14 @@ class WorkerJobs:
     # -- what the timers call ---------------------------------------------------------------
 
     async def judgment(self, **job: Any) -> Judgment | None:
-        decision = await self._job(JUDGMENT, job)
+        decision = await self._job(JobKind.JUDGMENT, job)
         return Judgment.model_validate(decision) if decision else None
 
     async def reply(self, **job: Any) -> list[str]:
-        return list(await self._job(REPLY, job) or [])
+        return list(await self._job(JobKind.REPLY, job) or [])
 
     async def memory(self, **job: Any) -> None:
-        await self._job(MEMORY, job)
+        await self._job(JobKind.MEMORY, job)
 
     async def _job(self, kind: str, job: dict[str, Any]) -> Any:
         try:

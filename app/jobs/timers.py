@@ -20,12 +20,11 @@ from apscheduler.job import Job
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.triggers.date import DateTrigger
 
+from app.jobs.kinds import JobKind, job_id
 from app.jobs.timer_store import TimerScheduler, TimerStore
 
 logger = logging.getLogger(__name__)
 
-JUDGMENT = "judgment"
-REPLY = "reply"
 # How long a SIGTERM waits for running jobs (a reply being written) before cancelling them;
 # Cloud Run allows 10 s after SIGTERM, Heroku 30 s.
 STOP_GRACE_SECONDS = 8.0
@@ -40,14 +39,10 @@ JOB_DEFAULTS: dict[str, Any] = {
 }
 
 
-def job_id(kind: str, channel: str, thread_ts: str) -> str:
-    return f"{kind}:{channel}:{thread_ts}"
-
-
 @dataclass(frozen=True)
 class Timer:
     id: str
-    kind: str
+    kind: JobKind
     channel: str | None
     thread_ts: str | None
     run_at: datetime | None
@@ -116,7 +111,7 @@ class Timers:
 
     def set(
         self,
-        kind: str,
+        kind: JobKind,
         *,
         channel: str,
         thread_ts: str,
@@ -177,7 +172,7 @@ class Timers:
             kwargs=details,
         )
 
-    def cancel(self, kind: str, *, channel: str, thread_ts: str) -> bool:
+    def cancel(self, kind: JobKind, *, channel: str, thread_ts: str) -> bool:
         return self.remove(job_id(kind, channel, thread_ts))
 
     def remove(self, identifier: str) -> bool:
@@ -196,10 +191,11 @@ class Timers:
     def pending(self, channel: str, thread_ts: str) -> bool:
         """Whether the conversation has a judgment or a reply timer waiting."""
         return any(
-            self.get(kind, channel=channel, thread_ts=thread_ts) for kind in (JUDGMENT, REPLY)
+            self.get(kind, channel=channel, thread_ts=thread_ts)
+            for kind in (JobKind.JUDGMENT, JobKind.REPLY)
         )
 
-    def get(self, kind: str, *, channel: str, thread_ts: str) -> Job | None:
+    def get(self, kind: JobKind, *, channel: str, thread_ts: str) -> Job | None:
         identifier = job_id(kind, channel, thread_ts)
         if self.running:
             return self._store.lookup_job(identifier)  # type: ignore[no-any-return]
@@ -208,7 +204,7 @@ class Timers:
     def is_periodic(self, identifier: str) -> bool:
         return identifier in self._periodic
 
-    def every(self, name: str, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
+    def every(self, name: JobKind, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
         self._periodic.add(name)
         self.scheduler.add_job(
             self._run,
@@ -229,7 +225,7 @@ class Timers:
             timers.append(
                 Timer(
                     id=job.id,
-                    kind=job.name,
+                    kind=JobKind(job.name),
                     channel=job.kwargs.get("channel"),
                     thread_ts=job.kwargs.get("thread_ts"),
                     run_at=run_at,
@@ -239,5 +235,5 @@ class Timers:
             )
         return sorted(timers, key=lambda t: t.run_at.timestamp() if t.run_at else float("inf"))
 
-    def count(self, kind: str) -> int:
+    def count(self, kind: JobKind) -> int:
         return sum(1 for job in self.scheduler.get_jobs() if job.name == kind)

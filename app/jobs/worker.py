@@ -22,7 +22,8 @@ from typing import Any
 
 from app import llm as llm_module
 from app.db.engine import create_engine
-from app.jobs.protocol import JUDGMENT, MEMORY, REPLY, encode, lines
+from app.jobs.kinds import JobKind
+from app.jobs.protocol import encode, lines
 from app.logs import log_context, setup_logging
 from app.runtime import Runtime, build_runtime, freeze_after_litellm, load_slack_sdk
 from app.settings import load_settings
@@ -31,14 +32,14 @@ logger = logging.getLogger(__name__)
 
 
 async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
-    if kind == REPLY:
+    if kind == JobKind.REPLY:
         if kwargs.pop("on_it", False):  # the sign is this process's to show (app.services.onit)
             return await runtime.on_it.around(runtime.reply.run)(**kwargs)
         return await runtime.reply.run(**kwargs)
-    if kind == JUDGMENT:
+    if kind == JobKind.JUDGMENT:
         decision = await runtime.judgment.run(**kwargs)
         return decision.model_dump() if decision is not None else None
-    if kind == MEMORY:
+    if kind == JobKind.MEMORY:
         await runtime.memory.run(**kwargs)
         return None
     raise ValueError(f"unknown job kind {kind!r}")

@@ -22,7 +22,7 @@ from sqlmodel import col, select
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.models import Judgment, LLMCall, Reply
-from app.jobs.timers import JUDGMENT
+from app.jobs.kinds import JobKind
 from app.llm import litellm_module
 from app.main import create_app
 from app.replay.cast import Cast, signed
@@ -96,7 +96,7 @@ class Replay:
         for level, note in job.notes:
             if level >= logging.WARNING:
                 self.timeline.add(where, f"warning: {note}")
-        if job.kind == JUDGMENT:
+        if job.kind == JobKind.JUDGMENT:
             assert self.runtime is not None
             async with self.runtime.sessions() as session:
                 found = await session.exec(

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from app.db.models import Judgment
-from app.jobs.timers import JUDGMENT, REPLY, Timers
+from app.jobs.kinds import JobKind
+from app.jobs.timers import Timers
 
 
 def pad(text: str, width: int) -> str:
@@ -82,7 +83,7 @@ class Timeline:
 
 @dataclass
 class JobRun:
-    kind: str
+    kind: JobKind
     channel: str
     thread_ts: str
     latest_ts: str
@@ -121,7 +122,7 @@ class ReplayTimers(Timers):
 
     def set(
         self,
-        kind: str,
+        kind: JobKind,
         *,
         channel: str,
         thread_ts: str,
@@ -140,7 +141,7 @@ class ReplayTimers(Timers):
             f"timer {'reset' if replaced else 'set'}: {kind} {when}{why}",
         )
         job = CURRENT_JOB.get()
-        if job is not None and job.kind == JUDGMENT:
+        if job is not None and job.kind == JobKind.JUDGMENT:
             job.later.append(entry)  # told after the decision that set it
         else:
             self._timeline.add(*entry)
@@ -157,7 +158,7 @@ class ReplayTimers(Timers):
     def remove(self, identifier: str) -> bool:
         removed = super().remove(identifier)
         kind, _, rest = identifier.partition(":")
-        if removed and kind in (JUDGMENT, REPLY):
+        if removed and kind in (JobKind.JUDGMENT, JobKind.REPLY):
             channel, _, thread_ts = rest.partition(":")
             self._timeline.add(self._where(channel, thread_ts), f"timer cancelled: {kind}")
         return removed
@@ -165,10 +166,12 @@ class ReplayTimers(Timers):
     @property
     def busy(self) -> bool:
         """A judgment or reply is waiting or running."""
-        return self.observed_running > 0 or any(t.kind in (JUDGMENT, REPLY) for t in self.list())
+        return self.observed_running > 0 or any(
+            t.kind in (JobKind.JUDGMENT, JobKind.REPLY) for t in self.list()
+        )
 
     def _observed(
-        self, kind: str, func: Callable[..., Awaitable[Any]]
+        self, kind: JobKind, func: Callable[..., Awaitable[Any]]
     ) -> Callable[..., Awaitable[None]]:
         async def run(**kwargs: Any) -> None:
             job = JobRun(kind, kwargs["channel"], kwargs["thread_ts"], kwargs.get("latest_ts", ""))

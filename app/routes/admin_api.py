@@ -14,7 +14,7 @@ from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
-from app.jobs.timers import JUDGMENT, REPLY
+from app.jobs.kinds import JobKind
 from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
 from app.services.channel_modes import all_modes
@@ -48,7 +48,7 @@ async def _channel_names(runtime: Runtime) -> dict[str, str]:
 
 async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
     """The judgment and reply timers, soonest first, with the message that set each."""
-    timers = [t for t in runtime.timers.list() if t.kind in (JUDGMENT, REPLY)]
+    timers = [t for t in runtime.timers.list() if t.kind in (JobKind.JUDGMENT, JobKind.REPLY)]
     keys = [(t.channel or "", t.latest_ts or "") for t in timers]
     texts: dict[tuple[str, str], str] = {}
     if keys:

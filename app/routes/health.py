@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from app.jobs.timers import JUDGMENT, REPLY
+from app.jobs.kinds import JobKind
 from app.runtime import Runtime
 from app.slack.identity import OK
 
@@ -55,8 +55,8 @@ async def healthz(request: Request) -> JSONResponse:
         "slack": slack,
         "bot_user_id": runtime.identity.user_id,
         "pending_jobs": {
-            JUDGMENT: runtime.timers.count(JUDGMENT),
-            REPLY: runtime.timers.count(REPLY),
+            JobKind.JUDGMENT: runtime.timers.count(JobKind.JUDGMENT),
+            JobKind.REPLY: runtime.timers.count(JobKind.REPLY),
         },
         "job_worker": _worker(runtime),
     }

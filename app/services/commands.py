@@ -22,7 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db.models import Memory, Message
-from app.jobs.timers import JUDGMENT, REPLY, Timers
+from app.jobs.kinds import JobKind
+from app.jobs.timers import Timers
 from app.services.channel_modes import Mode, set_mode
 from app.services.command_texts import escape, quoted, say
 from app.services.command_words import Action, BadDuration, is_japanese, parse_duration
@@ -143,7 +144,9 @@ class Commands:
         timers = [
             t
             for t in self._timers.list()
-            if t.channel == channel and t.kind in (JUDGMENT, REPLY) and t.seconds_left is not None
+            if t.channel == channel
+            and t.kind in (JobKind.JUDGMENT, JobKind.REPLY)
+            and t.seconds_left is not None
         ]
         cooldown_left = 0.0
         if activity.last_joined_at is not None:

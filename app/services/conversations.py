@@ -10,7 +10,8 @@ from typing import Any
 
 from app.db.models import Judgment
 from app.domain import ReplyReason, Route, RouteKind
-from app.jobs.timers import JUDGMENT, REPLY, Timers
+from app.jobs.kinds import JobKind
+from app.jobs.timers import Timers
 from app.slack.events import IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ class Conversations:
         if message.thread_ts or route.kind is RouteKind.REPLY:
             self._leave_top_level(message)
         if route.kind is RouteKind.REPLY:
-            self._timers.cancel(JUDGMENT, channel=channel, thread_ts=conversation)
+            self._timers.cancel(JobKind.JUDGMENT, channel=channel, thread_ts=conversation)
             self.schedule_reply(
                 channel=channel,
                 thread_ts=conversation,
@@ -57,7 +58,7 @@ class Conversations:
                 reason=route.reason or ReplyReason.MENTION,
             )
             return
-        self._timers.cancel(REPLY, channel=channel, thread_ts=conversation)
+        self._timers.cancel(JobKind.REPLY, channel=channel, thread_ts=conversation)
         self.schedule_judgment(
             channel=channel,
             thread_ts=conversation,
@@ -69,7 +70,7 @@ class Conversations:
         """A reply under the newest top-level message (or a top-level mention, which starts its
         own thread) means the channel's top level has nothing left to judge or answer."""
         anchor = message.thread_ts or message.ts
-        for kind in (JUDGMENT, REPLY):
+        for kind in (JobKind.JUDGMENT, JobKind.REPLY):
             job = self._timers.get(kind, channel=message.channel, thread_ts="")
             if job is None:
                 continue
@@ -103,7 +104,7 @@ class Conversations:
         self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str
     ) -> None:
         self._timers.set(
-            JUDGMENT,
+            JobKind.JUDGMENT,
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,
@@ -116,7 +117,7 @@ class Conversations:
         self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, reason: ReplyReason
     ) -> None:
         self._timers.set(
-            REPLY,
+            JobKind.REPLY,
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,

@@ -12,7 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context
-from app.jobs.timers import JUDGMENT
+from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services.context import ContextBuilder
@@ -68,7 +68,7 @@ class JudgmentService:
         """Judge the conversation; returns the stored decision, None when skipped. Acting on
         it (a reply timer) is the caller's: `Conversations.after_judgment`."""
         await self._identity.known.wait()  # "tomo spoke last" needs to know who tomo is
-        async with self._locks.job(JUDGMENT, channel, thread_ts):
+        async with self._locks.job(JobKind.JUDGMENT, channel, thread_ts):
             try:
                 return await self._judge(channel, thread_ts)
             except Exception:

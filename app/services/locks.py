@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from app.jobs.timers import job_id
+from app.jobs.kinds import JobKind, job_id
 from app.logs import log_context
 
 
@@ -16,7 +16,7 @@ class ConversationLocks:
         self._users: dict[tuple[str, str], int] = {}
 
     @contextlib.asynccontextmanager
-    async def job(self, kind: str, channel: str, thread_ts: str) -> AsyncIterator[None]:
+    async def job(self, kind: JobKind, channel: str, thread_ts: str) -> AsyncIterator[None]:
         """Run a conversation's job: its lock held, its ids on every log line."""
         with log_context(
             job_id=job_id(kind, channel, thread_ts), channel=channel, thread_ts=thread_ts

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.domain import ChatMessage, Context, ReplyReason
-from app.jobs.timers import REPLY
+from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services import claims
@@ -132,7 +132,7 @@ class ReplyService:
     ) -> list[str]:
         """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
         await self._identity.known.wait()  # who "tomo" is decides whose turns are whose
-        async with self._locks.job(REPLY, channel, thread_ts):
+        async with self._locks.job(JobKind.REPLY, channel, thread_ts):
             try:
                 return await self._reply(channel, thread_ts, latest_ts, ReplyReason(reason))
             except Exception:

@@ -4,7 +4,8 @@ import asyncio
 import time
 from typing import Any
 
-from app.jobs.timers import JUDGMENT, Timers
+from app.jobs.kinds import JobKind
+from app.jobs.timers import Timers
 
 
 async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new_details() -> None:
@@ -17,7 +18,7 @@ async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new
     timers.start()
     try:
         timers.set(
-            JUDGMENT,
+            JobKind.JUDGMENT,
             channel="C1",
             thread_ts="",
             run_at=time.time() + 60,
@@ -25,7 +26,7 @@ async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new
             latest_ts="1.000001",
         )
         timers.set(
-            JUDGMENT,
+            JobKind.JUDGMENT,
             channel="C1",
             thread_ts="",
             run_at=time.time() + 0.2,
@@ -54,7 +55,7 @@ async def test_a_timer_moved_later_runs_at_its_new_time_only() -> None:
     try:
         for latest_ts, delay in (("1.000001", 0.1), ("1.000002", 0.4)):
             timers.set(
-                JUDGMENT,
+                JobKind.JUDGMENT,
                 channel="C1",
                 thread_ts="1.000000",
                 run_at=started + delay,
@@ -78,18 +79,18 @@ async def test_cancelling_a_timer_that_is_not_there_answers_false() -> None:
     timers = Timers()
     timers.start()
     try:
-        assert not timers.cancel(JUDGMENT, channel="C1", thread_ts="")
+        assert not timers.cancel(JobKind.JUDGMENT, channel="C1", thread_ts="")
         timers.set(
-            JUDGMENT,
+            JobKind.JUDGMENT,
             channel="C1",
             thread_ts="",
             run_at=time.time() + 60,
             func=judge,
             latest_ts="1.1",
         )
-        assert timers.get(JUDGMENT, channel="C1", thread_ts="") is not None
-        assert timers.cancel(JUDGMENT, channel="C1", thread_ts="")
-        assert timers.get(JUDGMENT, channel="C1", thread_ts="") is None
+        assert timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is not None
+        assert timers.cancel(JobKind.JUDGMENT, channel="C1", thread_ts="")
+        assert timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is None
     finally:
         timers.shutdown()
 
@@ -106,7 +107,7 @@ async def test_timers_run_in_the_order_of_their_latest_times() -> None:
     try:
         for channel, delay in (("C1", 0.1), ("C2", 0.2), ("C3", 0.3), ("C1", 0.4), ("C3", 0.05)):
             timers.set(
-                JUDGMENT,
+                JobKind.JUDGMENT,
                 channel=channel,
                 thread_ts="",
                 run_at=now + delay,

@@ -1,0 +1,25 @@
+"""The kinds of job tomo runs, and the ids that name a conversation's jobs.
+
+Each conversation (a thread, or a channel's top level with thread_ts "") has at most one
+pending judgment and one pending reply, named `judgment:{channel}:{thread_ts}` and
+`reply:{channel}:{thread_ts}`; the periodic jobs go by their kind's name.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobKind(StrEnum):
+    JUDGMENT = "judgment"  # should tomo join this conversation, and when?
+    REPLY = "reply"  # answer the conversation
+    MEMORY = "memory"  # refresh the memories (periodic)
+    DIRECTORY = "directory"  # refresh the channels tomo is in (periodic)
+    PRUNE = "prune"  # forget old event ids (periodic)
+
+
+CONVERSATION_JOBS = (JobKind.JUDGMENT, JobKind.REPLY)
+
+
+def job_id(kind: JobKind, channel: str, thread_ts: str) -> str:
+    return f"{kind}:{channel}:{thread_ts}"
