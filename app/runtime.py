@@ -17,6 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app import llm as llm_module
+from app.context.builder import ContextBuilder, Persona
+from app.context.directory import Directory
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
@@ -25,9 +27,7 @@ from app.jobs.kinds import JobKind
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
-from app.services.context import ContextBuilder, Persona
 from app.services.conversations import Conversations
-from app.services.directory import Directory
 from app.services.history import ThreadHistory
 from app.services.judgment import JudgmentService
 from app.services.locks import ConversationLocks

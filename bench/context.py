@@ -25,9 +25,9 @@ from typing import Any
 
 from sqlalchemy import event
 
+from app.context.builder import ContextBuilder, Persona
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
-from app.services.context import ContextBuilder, Persona
 from app.slack.identity import Me
 from bench.common import machine, median, percentile
 

@@ -10,12 +10,12 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.context.builder import ContextBuilder
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context
 from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.services.context import ContextBuilder
 from app.services.locks import ConversationLocks
 from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
 from app.services.voice import OwnVoice

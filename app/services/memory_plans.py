@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.context.memories import clip
 from app.db.models import Channel, Memory
 from app.domain import ChatMessage
 from app.prompts import render
 from app.services import memory_sources as sources
 from app.services.memory_sources import Activity
-from app.services.recall import clip
 from app.slack.identity import Me
 
 STORED_CHAR_LIMIT = 6000  # a memory longer than this is cut

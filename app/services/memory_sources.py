@@ -16,10 +16,10 @@ from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.context.builder import load_people
+from app.context.chat import author_id, to_chat
 from app.db.models import Channel, ChannelControl, Message
 from app.domain import ChatMessage
-from app.services.chat import author_id, to_chat
-from app.services.context import load_people
 from app.slack.identity import Me
 from app.slack.kinds import MessageKind
 from app.slack.timestamps import MAX_FUTURE_SECONDS

@@ -10,12 +10,12 @@ from dataclasses import replace
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.context.builder import ContextBuilder
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
 from app.services import claims
-from app.services.context import ContextBuilder
 from app.services.delivery import Delivery
 from app.services.history import ThreadHistory
 from app.services.locks import ConversationLocks

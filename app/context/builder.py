@@ -3,7 +3,7 @@
 It costs a fixed number of queries whatever the number of channels: memories, the channels
 they name, the channel's recent messages, the target thread, and the names of the people who
 appear. What it reads is bounded too: CHANNEL_MESSAGES_LIMIT messages, and memories within
-the budget of app.services.recall.
+the budget of app.context.memories.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from sqlalchemy import (
 from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.context.chat import author_id, split_channel, to_chat
+from app.context.memories import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import Context
-from app.services.chat import author_id, split_channel, to_chat
-from app.services.recall import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 from app.slack.identity import Me
 
 TARGET_THREAD_LIMIT = 200
@@ -155,7 +155,7 @@ class ContextBuilder:
         """`reader`: a synchronous engine on the same SQLite file (app.db.engine.sqlite_reader);
         the five statements then run together on a thread instead of through the session.
         `learn`: looks up the channel and the people a context would show without a name
-        (app.services.directory), so that every author and channel in a prompt has its name
+        (app.context.directory), so that every author and channel in a prompt has its name
         (SPEC §3.2); without it a context shows what the directory holds."""
         self._persona = persona
         self._learn = learn

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy import event
 
+from app.context.memories import CHANNEL_MEMORY_LIMIT, MEMORY_BUDGET_CHARS, MEMORY_CHAR_LIMIT
 from app.db.engine import create_engine, session_factory
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import ChannelMemory, ChannelMessages, ChatMessage, Context
 from app.prompts import render
-from app.services.recall import CHANNEL_MEMORY_LIMIT, MEMORY_BUDGET_CHARS, MEMORY_CHAR_LIMIT
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
