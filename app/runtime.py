@@ -27,11 +27,11 @@ from app.jobs.kinds import JobKind
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
+from app.memory.refresh import MemoryService
 from app.services.conversations import Conversations
 from app.services.history import ThreadHistory
 from app.services.judgment import JudgmentService
 from app.services.locks import ConversationLocks
-from app.services.memory import MemoryService
 from app.services.onit import OnIt
 from app.services.recovery import restore_timers
 from app.services.reply import ReplyService

@@ -17,7 +17,7 @@ from app.jobs.worker import _learn
 from app.slack.identity import Identity
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
-from tests.services.test_memory import Answers, some_talk
+from tests.memory.test_refresh import Answers, some_talk
 from tests.services.test_onit import mention, settled, story
 from tests.services.test_reply import answer_by_purpose
 

@@ -30,9 +30,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.db.dialects import upsert
 from app.db.models import Memory
 from app.llm import LLM
-from app.services import memory_sources as sources
-from app.services.memory_control import forget_records, take_turns, unchanged
-from app.services.memory_plans import Key, Planner, Prompt, clean
+from app.memory import sources
+from app.memory.control import forget_records, take_turns, unchanged
+from app.memory.plans import Key, Planner, Prompt, clean
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)

@@ -46,7 +46,7 @@ def _live() -> ColumnElement[bool]:
 
 
 def _remembered() -> ColumnElement[bool]:
-    """Written after the channel's memories were last forgotten (app.services.memory_control);
+    """Written after the channel's memories were last forgotten (app.memory.control);
     needs the outer join of `_with_forget_records`."""
     return col(Message.created_at) > func.coalesce(col(ChannelControl.forgotten_at), 0.0)
 

@@ -13,7 +13,7 @@ from sqlalchemy import text as sql
 from tests.conftest import StartTomo, purpose_of, wait_for
 from tests.fakes import FakeModel
 from tests.fakes.response_url import FakeResponseUrl
-from tests.services.test_memory import Answers, kind_of, some_talk, stored, subject_of, system_of
+from tests.memory.test_refresh import Answers, kind_of, some_talk, stored, subject_of, system_of
 from tests.slash import run_command
 
 _last_ts = [0.0]

@@ -10,9 +10,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.context.memories import clip
 from app.db.models import Channel, Memory
 from app.domain import ChatMessage
+from app.memory import sources
+from app.memory.sources import Activity
 from app.prompts import render
-from app.services import memory_sources as sources
-from app.services.memory_sources import Activity
 from app.slack.identity import Me
 
 STORED_CHAR_LIMIT = 6000  # a memory longer than this is cut
