@@ -16,11 +16,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from app.commands.actions import Answer, Commands
+from app.commands.answers import say
 from app.logs import log_context
 from app.routes.events import Disconnected, read_limited
 from app.runtime import Runtime
-from app.services.command_texts import say
-from app.services.commands import Answer, Commands
 from app.slack.commands import SlashCommand, parse_command
 from app.slack.response_url import respond
 from app.slack.verify import verify_slack_signature

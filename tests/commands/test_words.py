@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.command_words import (
+from app.commands.words import (
     MAX_DURATION_SECONDS,
     Action,
     BadDuration,
