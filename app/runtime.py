@@ -19,6 +19,14 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app import llm as llm_module
 from app.context.builder import ContextBuilder, Persona
 from app.context.directory import Directory
+from app.conversation.judgment import JudgmentService
+from app.conversation.locks import ConversationLocks
+from app.conversation.on_it import OnIt
+from app.conversation.own_voice import OwnVoice
+from app.conversation.recovery import restore_timers
+from app.conversation.reply import ReplyService
+from app.conversation.thread_history import ThreadHistory
+from app.conversation.timer_policy import Conversations
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
@@ -28,14 +36,6 @@ from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
 from app.memory.refresh import MemoryService
-from app.services.conversations import Conversations
-from app.services.history import ThreadHistory
-from app.services.judgment import JudgmentService
-from app.services.locks import ConversationLocks
-from app.services.onit import OnIt
-from app.services.recovery import restore_timers
-from app.services.reply import ReplyService
-from app.services.voice import OwnVoice
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity

@@ -12,8 +12,8 @@ from sqlalchemy import insert
 
 from app.db.models import Judgment, Message
 from tests.conftest import ADMIN_TOKEN, StartTomo, Tomo, judgment_json, next_ts, wait_for
+from tests.conversation.test_reply import answer_by_purpose
 from tests.fakes import FakeModel
-from tests.services.test_reply import answer_by_purpose
 
 POISON = {
     "inf": "inf",

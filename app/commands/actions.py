@@ -25,12 +25,12 @@ from app.commands.answers import escape, quoted, say
 from app.commands.words import Action, BadDuration, is_japanese, parse_duration
 from app.commands.words import parse_words as parse_command_words
 from app.context.memories import clip
+from app.conversation.channel_modes import Mode, set_mode
+from app.conversation.own_voice import OwnVoice
 from app.db.models import Memory, Message
 from app.jobs.kinds import JobKind
 from app.jobs.timers import Timers
 from app.memory.control import forget_channel, remembered
-from app.services.channel_modes import Mode, set_mode
-from app.services.voice import OwnVoice
 from app.slack.commands import SlashCommand
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
 `reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
-a cache: the database stays the truth and `app.services.recovery` rebuilds it at start-up.
+a cache: the database stays the truth and `app.conversation.recovery` rebuilds it at start-up.
 """
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ logger = logging.getLogger(__name__)
 
 async def _dispatch(runtime: Runtime, kind: str, kwargs: dict[str, Any]) -> Any:
     if kind == JobKind.REPLY:
-        if kwargs.pop("on_it", False):  # the sign is this process's to show (app.services.onit)
+        if kwargs.pop(
+            "on_it", False
+        ):  # the sign is this process's to show (app.conversation.on_it)
             return await runtime.on_it.around(runtime.reply.run)(**kwargs)
         return await runtime.reply.run(**kwargs)
     if kind == JobKind.JUDGMENT:

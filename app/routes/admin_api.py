@@ -13,11 +13,11 @@ from sqlalchemy import and_, case, func
 from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 
+from app.conversation.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
 from app.jobs.kinds import JobKind
 from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
-from app.services.channel_modes import all_modes
 
 logger = logging.getLogger(__name__)
 

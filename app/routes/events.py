@@ -16,10 +16,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from app.conversation.routing import route_message
 from app.db.recorder import Change, NewMessage
 from app.logs import log_context
 from app.runtime import Runtime
-from app.services.routing import route_message
 from app.slack.events import IncomingMessage, MemberJoined, SlackEvent, parse_event
 from app.slack.guards import shown, slack_id
 from app.slack.verify import verify_slack_signature

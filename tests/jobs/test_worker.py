@@ -16,10 +16,10 @@ from app.jobs.supervisor import WorkerJobs
 from app.jobs.worker import _learn
 from app.slack.identity import Identity
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
+from tests.conversation.test_on_it import mention, settled, story
+from tests.conversation.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
 from tests.memory.test_refresh import Answers, some_talk
-from tests.services.test_onit import mention, settled, story
-from tests.services.test_reply import answer_by_purpose
 
 IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
 

@@ -6,8 +6,8 @@ import time
 from sqlalchemy import text
 
 from tests.conftest import SIGNING_SECRET, StartTomo, next_ts
+from tests.conversation.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
-from tests.services.test_reply import answer_by_purpose
 from tests.signing import sign
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.services.reply import APOLOGY
+from app.conversation.reply import APOLOGY
 from app.slack.client import SlackClient
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack

@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.conversation.claims import Claim
 from app.db.messages import store_messages
-from app.services.claims import Claim
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
 from app.slack.identity import Identity

@@ -1,5 +1,5 @@
+from app.conversation.routing import route_message
 from app.domain import RouteKind
-from app.services.routing import route_message
 from app.slack.events import IncomingMessage
 
 

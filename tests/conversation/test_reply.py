@@ -7,8 +7,8 @@ import copy
 import time
 from typing import Any
 
-from app.services.locks import ConversationLocks
-from app.services.reply import APOLOGY
+from app.conversation.locks import ConversationLocks
+from app.conversation.reply import APOLOGY
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 

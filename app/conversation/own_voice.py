@@ -26,11 +26,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
+from app.conversation.channel_modes import ChannelMode, Mode, read_mode
+from app.conversation.claims import FAILED
 from app.db.models import Reply
 from app.domain import ReplyReason
 from app.prompts import format_time
-from app.services.channel_modes import ChannelMode, Mode, read_mode
-from app.services.claims import FAILED
 
 logger = logging.getLogger(__name__)
 

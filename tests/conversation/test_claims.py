@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.conversation import claims
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
-from app.services import claims
 
 
 @pytest.fixture

@@ -11,15 +11,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder
+from app.conversation import claims
+from app.conversation.locks import ConversationLocks
+from app.conversation.own_voice import OwnVoice
+from app.conversation.posting import Delivery
+from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.services import claims
-from app.services.delivery import Delivery
-from app.services.history import ThreadHistory
-from app.services.locks import ConversationLocks
-from app.services.voice import OwnVoice
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
 from app.slack.mrkdwn import format_reply
@@ -161,7 +161,7 @@ class ReplyService:
         async with self._voice.turn(
             channel=channel, thread_ts=thread_ts, trigger_ts=trigger.ts, reason=reason
         ) as allowed:
-            if not allowed:  # own-voice limits (app.services.voice); logged there
+            if not allowed:  # own-voice limits (app.conversation.own_voice); logged there
                 return resumed
             claim = await claims.claim(
                 self._engine,

@@ -1,6 +1,6 @@
 import pytest
 
-from app.services.verdict import InvalidVerdict, parse_verdict
+from app.conversation.judgment_answer import InvalidVerdict, parse_verdict
 
 
 def test_plain_json() -> None:

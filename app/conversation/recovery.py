@@ -8,11 +8,11 @@ import time
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from app.conversation import claims
+from app.conversation.timer_policy import Conversations
 from app.db.models import Judgment, Message, Reply
 from app.db.poison import without_poison
 from app.domain import ReplyReason, RouteKind
-from app.services import claims
-from app.services.conversations import Conversations
 from app.slack.kinds import MessageKind
 
 logger = logging.getLogger(__name__)

@@ -11,14 +11,14 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder
+from app.conversation.judgment_answer import InvalidVerdict, Verdict, parse_verdict
+from app.conversation.locks import ConversationLocks
+from app.conversation.own_voice import OwnVoice
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context
 from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
-from app.services.locks import ConversationLocks
-from app.services.verdict import InvalidVerdict, Verdict, parse_verdict
-from app.services.voice import OwnVoice
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
