@@ -26,7 +26,7 @@ from app.conversation.own_voice import OwnVoice
 from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.thread_history import ThreadHistory
-from app.conversation.timer_policy import Conversations
+from app.conversation.timer_policy import TimerPolicy
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
@@ -58,7 +58,7 @@ class Runtime:
     llm: LLM
     builder: ContextBuilder
     directory: Directory
-    conversations: Conversations
+    timer_policy: TimerPolicy
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
@@ -72,7 +72,7 @@ class Runtime:
         async with self.sessions() as session:
             return await restore_timers(
                 session,
-                self.conversations,
+                self.timer_policy,
                 min_wait=self.settings.MIN_WAIT_SECONDS,
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
             )
@@ -155,7 +155,7 @@ def build_runtime(
     # The "on it" sign is put up by the job worker once its libraries are loaded
     # (app.jobs.worker), by the process that owns the timers until then.
     on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
-    conversations = Conversations(
+    timer_policy = TimerPolicy(
         timers=timers,
         judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
         reply=(
@@ -188,7 +188,7 @@ def build_runtime(
         llm=llm,
         builder=builder,
         directory=directory,
-        conversations=conversations,
+        timer_policy=timer_policy,
         judgment=judgment,
         reply=reply,
         memory=MemoryService(

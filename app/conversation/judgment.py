@@ -66,7 +66,7 @@ class JudgmentService:
 
     async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
         """Judge the conversation; returns the stored decision, None when skipped. Acting on
-        it (a reply timer) is the caller's: `Conversations.after_judgment`."""
+        it (a reply timer) is the caller's: `TimerPolicy.after_judgment`."""
         await self._identity.known.wait()  # "tomo spoke last" needs to know who tomo is
         async with self._locks.job(JobKind.JUDGMENT, channel, thread_ts):
             try:

@@ -30,7 +30,7 @@ LOOKUP_PAUSE_SECONDS = 0.5  # Slack's answer came back broken: give its timeline
 
 
 @dataclass
-class Delivered:
+class Posted:
     posted: list[str] = field(default_factory=list)  # the ts of each message, in order
     error: SlackError | None = None  # why delivery stopped; `uncertain`: it may resume
 
@@ -40,7 +40,7 @@ def metadata(claim: Claim, chunk: int) -> dict[str, Any]:
     return {"event_type": EVENT_TYPE, "event_payload": payload}
 
 
-class Delivery:
+class Poster:
     def __init__(self, *, slack: SlackClient, engine: AsyncEngine, identity: Identity) -> None:
         self._slack = slack
         self._engine = engine
@@ -51,10 +51,10 @@ class Delivery:
         """The claim's post still under way (it outlives a cancelled job: see claims.held)."""
         return self._in_flight.get(claim_id)
 
-    async def deliver(self, claim: Claim, chunks: list[str], *, look_first: bool) -> Delivered:
+    async def post(self, claim: Claim, chunks: list[str], *, look_first: bool) -> Posted:
         """Post each chunk once, in order. With `look_first` (a claim taken over), the ones
         already in Slack are found first and not posted again."""
-        done = Delivered()
+        done = Posted()
         try:
             found = await self._find(claim) if look_first else {}
         except SlackError as error:

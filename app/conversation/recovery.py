@@ -9,7 +9,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.conversation import claims
-from app.conversation.timer_policy import Conversations
+from app.conversation.timer_policy import TimerPolicy
 from app.db.models import Judgment, Message, Reply
 from app.db.poison import without_poison
 from app.domain import ReplyReason, RouteKind
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 async def restore_timers(
     session: AsyncSession,
-    conversations: Conversations,
+    timer_policy: TimerPolicy,
     *,
     min_wait: float,
     max_age: float,
@@ -58,7 +58,7 @@ async def restore_timers(
     # the conversation's next reply job, which looks its posts up in Slack first.
     for reply in replies:
         if reply.status in claims.OWED and reply.chunks is not None:
-            conversations.schedule_reply(
+            timer_policy.schedule_reply(
                 channel=reply.channel,
                 thread_ts=reply.thread_ts,
                 run_at=now,
@@ -72,7 +72,7 @@ async def restore_timers(
             continue
         if message.route == RouteKind.REPLY.value:
             reason = ReplyReason.DM if message.channel_type == "im" else ReplyReason.MENTION
-            conversations.schedule_reply(
+            timer_policy.schedule_reply(
                 channel=channel,
                 thread_ts=thread_ts,
                 run_at=now,
@@ -82,14 +82,14 @@ async def restore_timers(
         elif message.route == RouteKind.JUDGMENT.value:
             decision = judged.get(key)
             if decision is None:
-                conversations.schedule_judgment(
+                timer_policy.schedule_judgment(
                     channel=channel,
                     thread_ts=thread_ts,
                     latest_ts=message.ts,
                     run_at=max(now, message.created_at + min_wait),
                 )
             elif decision.should_respond and decision.reply_at is not None:
-                conversations.schedule_reply(
+                timer_policy.schedule_reply(
                     channel=channel,
                     thread_ts=thread_ts,
                     latest_ts=message.ts,

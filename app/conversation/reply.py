@@ -14,7 +14,7 @@ from app.context.builder import ContextBuilder
 from app.conversation import claims
 from app.conversation.locks import ConversationLocks
 from app.conversation.own_voice import OwnVoice
-from app.conversation.posting import Delivery
+from app.conversation.posting import Poster
 from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
@@ -120,7 +120,7 @@ class ReplyService:
         self._locks = locks
         self._voice = voice
         self._limit = history_limit
-        self._delivery = Delivery(slack=slack, engine=engine, identity=identity)
+        self._poster = Poster(slack=slack, engine=engine, identity=identity)
 
     async def run(
         self,
@@ -191,7 +191,7 @@ class ReplyService:
 
     def _held(self, claim: claims.Claim) -> AbstractAsyncContextManager[None]:
         return claims.held(
-            self._engine, claim.id, in_flight=lambda: self._delivery.in_flight(claim.id)
+            self._engine, claim.id, in_flight=lambda: self._poster.in_flight(claim.id)
         )
 
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
@@ -226,7 +226,7 @@ class ReplyService:
     async def _deliver(
         self, claim: claims.Claim, chunks: list[str], *, look_first: bool
     ) -> list[str]:
-        done = await self._delivery.deliver(claim, chunks, look_first=look_first)
+        done = await self._poster.post(claim, chunks, look_first=look_first)
         if done.error is None:
             # An apology answers the person, but the claim records that the model failed.
             status, error = (claims.FAILED if claim.error else claims.POSTED), claim.error

@@ -25,7 +25,7 @@ def quiet_wait(min_wait: float, jitter_ratio: float) -> float:
     return max(0.0, min_wait * (1 + random.uniform(-jitter_ratio, jitter_ratio)))
 
 
-class Conversations:
+class TimerPolicy:
     def __init__(
         self,
         *,

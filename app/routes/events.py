@@ -172,7 +172,7 @@ async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict
         elif outcome.duplicate:
             logger.info("duplicate delivery acknowledged, not processed again")
         elif isinstance(change, NewMessage) and outcome.applied:
-            runtime.conversations.on_new_message(change.message, change.route)
+            runtime.timer_policy.on_new_message(change.message, change.route)
             runtime.directory.note_people([change.message.user_id])
             logger.info("message %s routed to %s", change.message.ts, change.route.kind.value)
         elif isinstance(event, MemberJoined) and event.user_id == runtime.identity.user_id:

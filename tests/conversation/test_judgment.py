@@ -186,7 +186,7 @@ async def test_a_message_already_judged_is_not_judged_again(
         ts = await tomo.message("just saying")
         await wait_for(lambda: decisions(tomo), timeout=3, what="the decision")
         # The same conversation judged again (a duplicate timer, a restart) costs nothing.
-        tomo.runtime.conversations.schedule_judgment(
+        tomo.runtime.timer_policy.schedule_judgment(
             channel="C1", thread_ts="", run_at=time.time(), latest_ts=ts
         )
         again = await tomo.runtime.judgment.run(channel="C1", thread_ts="", latest_ts=ts)

@@ -116,7 +116,7 @@ async def test_never_twice_for_the_same_latest_message(
         results = await asyncio.gather(*runs)
         await slack.wait_for_posts(1, timeout=3)
         # A second reply job for the same mention, after the first was posted.
-        tomo.runtime.conversations.schedule_reply(
+        tomo.runtime.timer_policy.schedule_reply(
             channel="C1", thread_ts=ts, run_at=time.time(), latest_ts=ts, reason="mention"
         )
         await asyncio.sleep(0.5)
