@@ -19,6 +19,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app import llm as llm_module
 from app.context.builder import ContextBuilder, Persona
 from app.context.directory import Directory
+from app.conversation.intake import Intake
 from app.conversation.judgment import JudgmentService
 from app.conversation.locks import ConversationLocks
 from app.conversation.on_it import OnIt
@@ -59,6 +60,7 @@ class Runtime:
     builder: ContextBuilder
     directory: Directory
     timer_policy: TimerPolicy
+    intake: Intake
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
@@ -189,6 +191,13 @@ def build_runtime(
         builder=builder,
         directory=directory,
         timer_policy=timer_policy,
+        intake=Intake(
+            identity=identity,
+            recorder=recorder,
+            directory=directory,
+            timer_policy=timer_policy,
+            auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
+        ),
         judgment=judgment,
         reply=reply,
         memory=MemoryService(

@@ -1,4 +1,5 @@
-"""POST /slack/events: verify, parse, record durably, set timers, acknowledge (SPEC §3.1).
+"""POST /slack/events: the Events API request URL. Verify, read the JSON, hand the event to the
+conversation's intake (app.conversation.intake), acknowledge.
 
 No network call and no LLM call happens before the answer. This is the hot path: `serve` is a
 bare ASGI app (app.main hands it POST /slack/events ahead of FastAPI's middleware and
@@ -16,12 +17,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app.conversation.routing import route_message
-from app.db.recorder import Change, NewMessage
-from app.logs import log_context
 from app.runtime import Runtime
-from app.slack.events import IncomingMessage, MemberJoined, SlackEvent, parse_event
-from app.slack.guards import shown, slack_id
+from app.slack.guards import shown
 from app.slack.verify import verify_slack_signature
 
 logger = logging.getLogger(__name__)
@@ -128,74 +125,11 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
             shown(payload.get("minute_rate_limited", "")),
         )
         return await _ok(send)
-    if await _handle_event(runtime, payload, headers):
+    retry = headers.get("x-slack-retry-num")
+    if await runtime.intake.take(payload, retry=retry, why=headers.get("x-slack-retry-reason")):
         return await _ok(send)
     # Nothing was stored: a 500 makes Slack deliver the event again.
     return await _json(scope, receive, send, {"error": "could not record the event"}, 500)
-
-
-async def _handle_event(runtime: Runtime, payload: dict[str, Any], headers: dict[str, str]) -> bool:
-    """Record the event and act on it; False when it could not be recorded."""
-    event_id = payload.get("event_id") or None
-    if event_id is not None and not slack_id(event_id):
-        logger.warning("rejected an event: event_id %s is not a Slack id", shown(event_id))
-        return True
-    try:
-        foreign = runtime.identity.foreign(payload)
-        if foreign is None:
-            event, change = _read(runtime, payload)
-    except Exception:  # a payload shape no guard foresaw: acknowledged, so Slack stops sending it
-        logger.exception("rejected an event tomo could not read")
-        return True
-    if foreign is not None:
-        with log_context(event_id=event_id):
-            logger.info("event for %s acknowledged and ignored", foreign)
-        return True
-    if isinstance(change, NewMessage):
-        context = log_context(
-            event_id=event_id,
-            channel=change.message.channel,
-            thread_ts=change.route.conversation_ts,
-        )
-    else:
-        context = log_context(event_id=event_id)
-    with context:
-        retry = headers.get("x-slack-retry-num")
-        if retry:
-            logger.info("slack retry %s (%s)", retry, headers.get("x-slack-retry-reason"))
-        try:
-            outcome = await runtime.recorder.record(event_id=event_id, change=change)
-        except Exception:
-            return False
-        if outcome.rejected:
-            logger.warning("acknowledged an event the database refused; nothing was recorded")
-        elif outcome.duplicate:
-            logger.info("duplicate delivery acknowledged, not processed again")
-        elif isinstance(change, NewMessage) and outcome.applied:
-            runtime.timer_policy.on_new_message(change.message, change.route)
-            runtime.directory.note_people([change.message.user_id])
-            logger.info("message %s routed to %s", change.message.ts, change.route.kind.value)
-        elif isinstance(event, MemberJoined) and event.user_id == runtime.identity.user_id:
-            logger.info("joined %s; fetching its recent history", event.channel)
-            runtime.directory.on_bot_joined(event.channel)
-    return True
-
-
-def _read(runtime: Runtime, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
-    """The event, and the change it asks of the database."""
-    runtime.identity.know_from_event(payload)
-    event = parse_event(payload)
-    if isinstance(event, IncomingMessage):
-        route = route_message(
-            event,
-            bot_user_id=runtime.identity.user_id,
-            auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
-            bot_users=runtime.directory.bot_users,
-        )
-        return event, NewMessage(event, route)
-    if event is None or isinstance(event, MemberJoined):
-        return event, None
-    return event, event
 
 
 class _Endpoint:

@@ -1,0 +1,101 @@
+"""An event Slack delivered, from its payload to what it sets in motion: tomo's own or not,
+read, routed, recorded durably, then its timers, the names to learn, a joined channel's history.
+
+This is the acknowledgement's path: no Slack call and no model call happens here (names and
+history are fetched in the background), only the recorder's commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from app.context.directory import Directory
+from app.conversation.routing import route_message
+from app.conversation.timer_policy import TimerPolicy
+from app.db.recorder import Change, NewMessage, Recorder
+from app.logs import log_context
+from app.slack.events import IncomingMessage, MemberJoined, SlackEvent, parse_event
+from app.slack.guards import shown, slack_id
+from app.slack.identity import Identity
+
+logger = logging.getLogger(__name__)
+
+
+class Intake:
+    def __init__(
+        self,
+        *,
+        identity: Identity,
+        recorder: Recorder,
+        directory: Directory,
+        timer_policy: TimerPolicy,
+        auto_reply_channels: frozenset[str],
+    ) -> None:
+        self._identity = identity
+        self._recorder = recorder
+        self._directory = directory
+        self._timer_policy = timer_policy
+        self._auto_reply_channels = auto_reply_channels
+
+    async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
+        """Record the event and act on it; False when it could not be recorded (Slack should
+        deliver it again). `retry` and `why`: Slack's X-Slack-Retry-Num and -Reason."""
+        event_id = payload.get("event_id") or None
+        if event_id is not None and not slack_id(event_id):
+            logger.warning("rejected an event: event_id %s is not a Slack id", shown(event_id))
+            return True
+        try:
+            foreign = self._identity.foreign(payload)
+            if foreign is None:
+                event, change = self._read(payload)
+        except Exception:  # a payload shape no guard foresaw: acknowledged, so Slack stops
+            logger.exception("rejected an event tomo could not read")
+            return True
+        if foreign is not None:
+            with log_context(event_id=event_id):
+                logger.info("event for %s acknowledged and ignored", foreign)
+            return True
+        if isinstance(change, NewMessage):
+            context = log_context(
+                event_id=event_id,
+                channel=change.message.channel,
+                thread_ts=change.route.conversation_ts,
+            )
+        else:
+            context = log_context(event_id=event_id)
+        with context:
+            if retry:
+                logger.info("slack retry %s (%s)", retry, why)
+            try:
+                outcome = await self._recorder.record(event_id=event_id, change=change)
+            except Exception:
+                return False
+            if outcome.rejected:
+                logger.warning("acknowledged an event the database refused; nothing was recorded")
+            elif outcome.duplicate:
+                logger.info("duplicate delivery acknowledged, not processed again")
+            elif isinstance(change, NewMessage) and outcome.applied:
+                self._timer_policy.on_new_message(change.message, change.route)
+                self._directory.note_people([change.message.user_id])
+                logger.info("message %s routed to %s", change.message.ts, change.route.kind.value)
+            elif isinstance(event, MemberJoined) and event.user_id == self._identity.user_id:
+                logger.info("joined %s; fetching its recent history", event.channel)
+                self._directory.on_bot_joined(event.channel)
+        return True
+
+    def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
+        """The event, and the change it asks of the database."""
+        self._identity.know_from_event(payload)
+        event = parse_event(payload)
+        if isinstance(event, IncomingMessage):
+            route = route_message(
+                event,
+                bot_user_id=self._identity.user_id,
+                auto_reply_channels=self._auto_reply_channels,
+                bot_users=self._directory.bot_users,
+            )
+            return event, NewMessage(event, route)
+        if event is None or isinstance(event, MemberJoined):
+            return event, None
+        return event, event
