@@ -1,4 +1,5 @@
-"""The judgment job (SPEC §3.4): should tomo join this conversation, and when?"""
+"""The judgment job: should tomo join this conversation, and when? (docs/how-tomo-works.md,
+"Judgment")"""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder
+from app.conversation.job import ConversationJob
 from app.conversation.judgment_answer import InvalidVerdict, Verdict, parse_verdict
 from app.conversation.locks import ConversationLocks
 from app.conversation.own_voice import OwnVoice
+from app.conversation.skips import judgment_skip
 from app.db.models import Judgment
-from app.domain import ChatMessage, Context
+from app.domain import ChatMessage
 from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
 from app.prompts import render
@@ -24,25 +27,7 @@ from app.slack.identity import Identity
 logger = logging.getLogger(__name__)
 
 
-def skip_reason(context: Context, *, max_age: float) -> str | None:
-    """Why this conversation needs no judgment (and no LLM call), or None. Its newest message
-    is its newest turn: notes (a join, a topic) and empty messages are not one."""
-    turns = context.target_turns()
-    if not turns:
-        return "no messages"
-    newest: ChatMessage = turns[-1]
-    if newest.from_self:
-        return "tomo spoke last"
-    if newest.from_bot:
-        return "a bot spoke last"
-    if context.now - newest.created_at > max_age:
-        return "the newest message is too old"
-    if not context.target_thread_ts and context.conversation_history.get_thread(newest.ts):
-        return "the newest top-level message has moved into its thread"
-    return None
-
-
-class JudgmentService:
+class JudgmentService(ConversationJob):
     def __init__(
         self,
         *,
@@ -55,11 +40,14 @@ class JudgmentService:
         max_age: float,
         max_delay: float,
     ) -> None:
-        self._sessions = sessions
-        self._builder = builder
+        super().__init__(
+            kind=JobKind.JUDGMENT,
+            sessions=sessions,
+            builder=builder,
+            identity=identity,
+            locks=locks,
+        )
         self._llm = llm
-        self._identity = identity
-        self._locks = locks
         self._voice = voice
         self._max_age = max_age
         self._max_delay = max_delay
@@ -67,35 +55,17 @@ class JudgmentService:
     async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
         """Judge the conversation; returns the stored decision, None when skipped. Acting on
         it (a reply timer) is the caller's: `TimerPolicy.after_judgment`."""
-        await self._identity.known.wait()  # "tomo spoke last" needs to know who tomo is
-        async with self._locks.job(JobKind.JUDGMENT, channel, thread_ts):
-            try:
-                return await self._judge(channel, thread_ts)
-            except Exception:
-                logger.exception("judgment failed")
-                return None
+        return await self._guarded(
+            channel, thread_ts, lambda: self._judge(channel, thread_ts), nothing=None
+        )
 
     async def _judge(self, channel: str, thread_ts: str) -> Judgment | None:
-        async with self._sessions() as session:
-            context = await self._builder.build(
-                session,
-                channel_id=channel,
-                thread_ts=thread_ts,
-                me=self._identity.me(),
-            )
-            reason = skip_reason(context, max_age=self._max_age)
-            turns = context.target_turns()
-            newest = turns[-1] if turns else None
-            if reason is None and newest is not None:
-                already = await session.exec(
-                    select(Judgment.id).where(
-                        Judgment.channel == channel,
-                        Judgment.thread_ts == thread_ts,
-                        Judgment.latest_ts == newest.ts,
-                    )
-                )
-                if already.first() is not None:
-                    reason = "already judged"
+        context = await self._context(channel, thread_ts)
+        reason = judgment_skip(context, max_age=self._max_age)
+        turns = context.target_turns()
+        newest = turns[-1] if turns else None
+        if reason is None and newest is not None and await self._judged(channel, thread_ts, newest):
+            reason = "already judged"
         if reason is not None or newest is None:
             logger.info("judgment skipped: %s", reason)
             return None
@@ -139,6 +109,17 @@ class JudgmentService:
             decision.reason,
         )
         return decision
+
+    async def _judged(self, channel: str, thread_ts: str, newest: ChatMessage) -> bool:
+        async with self._sessions() as session:
+            already = await session.exec(
+                select(Judgment.id).where(
+                    Judgment.channel == channel,
+                    Judgment.thread_ts == thread_ts,
+                    Judgment.latest_ts == newest.ts,
+                )
+            )
+            return already.first() is not None
 
     async def _decided_without_model(
         self, channel: str, thread_ts: str, latest_ts: str, reason: str

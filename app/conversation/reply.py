@@ -12,9 +12,11 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder
 from app.conversation import claims
+from app.conversation.job import ConversationJob
 from app.conversation.locks import ConversationLocks
 from app.conversation.own_voice import OwnVoice
 from app.conversation.posting import Poster
+from app.conversation.skips import newest_human, reply_skip
 from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
@@ -67,36 +69,7 @@ def usable(answer: str) -> bool:
     )
 
 
-def newest_human(context: Context) -> ChatMessage | None:
-    """The newest turn a person wrote (not tomo, not a bot, not Slackbot)."""
-    for message in reversed(context.target_turns()):
-        if not message.from_self and not message.from_bot:
-            return message
-    return None
-
-
-def skip_reason(context: Context, *, latest_ts: str, reason: ReplyReason) -> str | None:
-    """Why there is nothing to answer, or None. A mention, DM or auto-reply answers the
-    person's message that set the timer, or a newer one of theirs; a judgment's reply answers
-    exactly the message judged."""
-    turns = context.target_turns()
-    trigger = newest_human(context)
-    if trigger is None or turns[-1].from_self:
-        return "nothing left to answer"
-    if latest_ts and reason.asked and float(trigger.ts) < float(latest_ts):
-        return "the message to answer is gone, or not a person's"
-    if latest_ts and not reason.asked and trigger.ts != latest_ts:
-        return "the conversation moved on since the judgment"
-    if (
-        not context.target_thread_ts
-        and not reason.asked
-        and context.conversation_history.get_thread(trigger.ts)
-    ):
-        return "the message moved into its thread"
-    return None
-
-
-class ReplyService:
+class ReplyService(ConversationJob):
     def __init__(
         self,
         *,
@@ -111,13 +84,16 @@ class ReplyService:
         voice: OwnVoice,
         history_limit: int,
     ) -> None:
+        super().__init__(
+            kind=JobKind.REPLY,
+            sessions=sessions,
+            builder=builder,
+            identity=identity,
+            locks=locks,
+        )
         self._engine = engine
-        self._sessions = sessions
-        self._builder = builder
         self._llm = llm
         self._history = history
-        self._identity = identity
-        self._locks = locks
         self._voice = voice
         self._limit = history_limit
         self._poster = Poster(slack=slack, engine=engine, identity=identity)
@@ -131,13 +107,13 @@ class ReplyService:
         reason: ReplyReason | str = ReplyReason.JUDGMENT,
     ) -> list[str]:
         """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
-        await self._identity.known.wait()  # who "tomo" is decides whose turns are whose
-        async with self._locks.job(JobKind.REPLY, channel, thread_ts):
-            try:
-                return await self._reply(channel, thread_ts, latest_ts, ReplyReason(reason))
-            except Exception:
-                logger.exception("reply failed")
-                return []
+        why = ReplyReason(reason)  # a string when it came from the job worker's socket
+        return await self._guarded(
+            channel,
+            thread_ts,
+            lambda: self._reply(channel, thread_ts, latest_ts, why),
+            nothing=[],
+        )
 
     async def _reply(
         self, channel: str, thread_ts: str, latest_ts: str, reason: ReplyReason
@@ -146,14 +122,8 @@ class ReplyService:
         if thread_ts and latest_ts != thread_ts:
             # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
             await self._history.refresh(channel=channel, thread_ts=thread_ts)
-        async with self._sessions() as session:
-            context = await self._builder.build(
-                session,
-                channel_id=channel,
-                thread_ts=thread_ts,
-                me=self._identity.me(),
-            )
-        skip = skip_reason(context, latest_ts=latest_ts, reason=reason)
+        context = await self._context(channel, thread_ts)
+        skip = reply_skip(context, latest_ts=latest_ts, reason=reason)
         trigger = newest_human(context)
         if skip is not None or trigger is None:
             logger.info("reply skipped: %s", skip)
