@@ -1,11 +1,12 @@
-"""Every long-lived resource of the process, built and closed by the app's lifespan."""
+"""The web process's long-lived parts, built and closed by the app's lifespan: everything every
+process holds (app.core), plus the timers, where their jobs run, the "on it" sign, the timer
+policy and the intake of events."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import gc
-import importlib
 import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
@@ -13,61 +14,77 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import delete
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import llm as llm_module
-from app.context.builder import ContextBuilder, Persona
-from app.context.directory import Directory
+from app.context.builder import ContextBuilder
 from app.conversation.intake import Intake
 from app.conversation.judgment import JudgmentService
-from app.conversation.locks import ConversationLocks
 from app.conversation.on_it import OnIt
-from app.conversation.own_voice import OwnVoice
 from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
-from app.conversation.thread_history import ThreadHistory
 from app.conversation.timer_policy import TimerPolicy
-from app.db.engine import create_engine, session_factory, sqlite_reader
+from app.core import Core, build_core, freeze_after_litellm, load_slack_sdk
+from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
-from app.db.recorder import Recorder
+from app.job_services import JobServices
 from app.jobs.kinds import JobKind
+from app.jobs.runner import InlineJobs, JobRunner
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
 from app.memory.refresh import MemoryService
 from app.settings import Settings
 from app.slack.client import SlackClient
-from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 
 SEEN_EVENT_KEEP_SECONDS = 72 * 3600  # Slack retries for up to 24 h; kept well beyond 48 h
 DIRECTORY_REFRESH_SECONDS = 3600.0
+PRUNE_SECONDS = 3600.0
 
 
 @dataclass
-class Runtime:
-    settings: Settings
-    engine: AsyncEngine
-    sessions: async_sessionmaker[AsyncSession]
-    recorder: Recorder
-    slack: SlackClient
-    timers: Timers
-    identity: Identity
-    llm: LLM
-    builder: ContextBuilder
-    directory: Directory
-    timer_policy: TimerPolicy
-    intake: Intake
-    judgment: JudgmentService
-    reply: ReplyService
-    memory: MemoryService
-    voice: OwnVoice
-    on_it: OnIt
-    worker: WorkerJobs | None = None  # None: jobs run inline, on this event loop
-    background: set[asyncio.Task[None]] = field(default_factory=set)
+class Runtime(Core):
+    timers: Timers = field(kw_only=True)
+    jobs: JobRunner = field(kw_only=True)
+    on_it: OnIt = field(kw_only=True)  # the sign this process puts up around a reply job
+    timer_policy: TimerPolicy = field(kw_only=True)
+    intake: Intake = field(kw_only=True)
+    background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
+
+    @property
+    def worker(self) -> WorkerJobs | None:
+        """The job worker process's supervisor; None when jobs run inline."""
+        return self.jobs if isinstance(self.jobs, WorkerJobs) else None
+
+    @property
+    def inline(self) -> JobServices:
+        """The job services, when jobs run in this process (JOB_WORKER=inline)."""
+        if self.services is None:
+            raise RuntimeError("jobs run in the job worker process, not here")
+        return self.services
+
+    @property
+    def llm(self) -> LLM:
+        return self.inline.llm
+
+    @property
+    def builder(self) -> ContextBuilder:
+        return self.inline.builder
+
+    @property
+    def judgment(self) -> JudgmentService:
+        return self.inline.judgment
+
+    @property
+    def reply(self) -> ReplyService:
+        return self.inline.reply
+
+    @property
+    def memory(self) -> MemoryService:
+        return self.inline.memory
 
     async def restore_timers(self) -> int:
         """Every conversation still owed a judgment or a reply gets its timer back."""
@@ -99,120 +116,43 @@ def build_runtime(
     *,
     slack: SlackClient | None = None,
     timers: Timers | None = None,
-    worker: bool = False,
 ) -> Runtime:
     """Everything wired together; `slack` and `timers` may be replaced (the offline replay
-    passes a local Slack stand-in and timers that compress time). With `worker`, the timers'
-    judgment, reply and memory jobs run in a worker process (app.jobs.supervisor) rather than
-    inline."""
-    sessions = session_factory(engine)
-    if slack is None:
-        slack = SlackClient(
-            token=settings.SLACK_BOT_TOKEN.get_secret_value(),
-            base_url=settings.SLACK_API_URL,
-            timeout=settings.SLACK_TIMEOUT_SECONDS,
-        )
+    passes a local Slack stand-in and timers that compress time). Here, and only here, it is
+    decided where jobs run: in the job worker process (JOB_WORKER=process) or inline."""
+    in_worker = settings.JOB_WORKER == "process"
+    core = build_core(settings, engine, runs_jobs=not in_worker, slack=slack)
     timers = Timers() if timers is None else timers
-    identity = Identity()
-    llm = LLM(settings, sessions)
-    locks = ConversationLocks()
-    voice = OwnVoice(
-        engine=engine,
-        cooldown=settings.AUTONOMOUS_COOLDOWN_SECONDS,
-        daily_cap=settings.MAX_AUTONOMOUS_REPLIES_PER_DAY,
-    )
-    history = ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT)
-    recorder = Recorder(engine)
-    directory = Directory(
-        slack=slack,
-        engine=engine,
-        recorder=recorder,
-        history_limit=settings.CHANNEL_MESSAGES_LIMIT,
-    )
-    builder = ContextBuilder(
-        persona=Persona(settings.PERSONA_NAME, settings.persona_prompt),
-        channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
-        thread_memory_days=settings.THREAD_MEMORY_DAYS,
-        active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
-        reader=sqlite_reader(engine),
-        learn=directory.learn,
-    )
-    reply = ReplyService(
-        engine=engine,
-        sessions=sessions,
-        builder=builder,
-        llm=llm,
-        slack=slack,
-        history=history,
-        identity=identity,
-        locks=locks,
-        voice=voice,
-        history_limit=settings.THREAD_HISTORY_LIMIT,
-    )
-    jobs = (
-        WorkerJobs(settings, identity, on_restart=lambda: runtime.restore_timers())
-        if worker
-        else None
-    )
-    # The "on it" sign is put up by the job worker once its libraries are loaded
-    # (app.jobs.worker), by the process that owns the timers until then.
-    on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
+    jobs: JobRunner
+    if in_worker:
+        jobs = WorkerJobs(settings, core.identity, on_restart=lambda: runtime.restore_timers())
+        # Until the worker is up with its libraries loaded, this process puts the sign up.
+        on_it = OnIt(slack=core.slack, engine=engine, recorder=core.recorder)
+    else:
+        assert core.services is not None
+        jobs = InlineJobs(core.services.handlers())
+        on_it = core.services.on_it
     timer_policy = TimerPolicy(
         timers=timers,
-        judge=jobs.judgment if jobs else lambda **kw: judgment.run(**kw),
-        reply=(
-            on_it.around(jobs.reply, elsewhere=lambda: jobs.loaded)
-            if jobs
-            else on_it.around(reply.run)
-        ),
+        judge=jobs.judgment,
+        reply=on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it),
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
     )
-
-    judgment = JudgmentService(
-        sessions=sessions,
-        builder=builder,
-        llm=llm,
-        identity=identity,
-        locks=locks,
-        voice=voice,
-        max_age=settings.MAX_MESSAGE_AGE_SECONDS,
-        max_delay=settings.MAX_REPLY_DELAY_SECONDS,
+    intake = Intake(
+        identity=core.identity,
+        recorder=core.recorder,
+        directory=core.directory,
+        timer_policy=timer_policy,
+        auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
     )
     runtime = Runtime(
-        settings=settings,
-        engine=engine,
-        sessions=sessions,
-        recorder=recorder,
-        slack=slack,
+        **vars(core),
         timers=timers,
-        identity=identity,
-        llm=llm,
-        builder=builder,
-        directory=directory,
-        timer_policy=timer_policy,
-        intake=Intake(
-            identity=identity,
-            recorder=recorder,
-            directory=directory,
-            timer_policy=timer_policy,
-            auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
-        ),
-        judgment=judgment,
-        reply=reply,
-        memory=MemoryService(
-            engine=engine,
-            sessions=sessions,
-            llm=llm,
-            identity=identity,
-            persona_name=settings.PERSONA_NAME,
-            active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
-            short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
-            thread_memory_days=settings.THREAD_MEMORY_DAYS,
-        ),
-        voice=voice,
+        jobs=jobs,
         on_it=on_it,
-        worker=jobs,
+        timer_policy=timer_policy,
+        intake=intake,
     )
     return runtime
 
@@ -224,11 +164,6 @@ async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.sync_channels()
 
 
-async def load_slack_sdk() -> None:
-    with contextlib.suppress(ImportError):  # the first call reports it
-        await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
-
-
 async def _clear_leftover_signs(runtime: Runtime) -> None:
     try:
         await runtime.on_it.clear_leftovers()
@@ -236,43 +171,33 @@ async def _clear_leftover_signs(runtime: Runtime) -> None:
         logger.exception("clearing the 'on it' signs left by the last stop failed")
 
 
-async def freeze_after_litellm() -> None:
-    """Once LiteLLM is in, keep the collector off what start-up built: a full collection would
-    walk those few hundred thousand objects, a pause of a quarter of a second."""
-    with contextlib.suppress(Exception):  # a failed import is logged by app.llm
-        await llm_module.litellm_module()
-    gc.freeze()
-
-
 @contextlib.asynccontextmanager
 async def running(settings: Settings) -> AsyncIterator[Runtime]:
     """Start everything (schema, recorder, timers, identity in the background); stop it all."""
-    # slack-sdk's async client (aiohttp under it: a quarter of a second of imports, more on a
-    # busy machine) is loaded on a thread from the very start, alongside the database's
-    # start-up, so the first mention's "on it" does not wait for it.
+    # Loaded from the very start, alongside the database's start-up, so the first mention's
+    # "on it" does not wait for it.
     loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
     engine = create_engine(settings.DATABASE_URL)
     await upgrade_to_head(engine)
-    runtime = build_runtime(settings, engine, worker=settings.JOB_WORKER == "process")
+    runtime = build_runtime(settings, engine)
     runtime.background.add(loading)
     loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
     if runtime.worker is not None:
         runtime.worker.start()
-    runtime.timers.every(
+    timers = runtime.timers
+    timers.every(
         JobKind.DIRECTORY, seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
     )
-    runtime.timers.every(JobKind.PRUNE, seconds=3600.0, func=runtime.prune_seen_events)
-    runtime.timers.every(
-        JobKind.MEMORY,
-        seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS,
-        func=runtime.worker.memory if runtime.worker else runtime.memory.run,
+    timers.every(JobKind.PRUNE, seconds=PRUNE_SECONDS, func=runtime.prune_seen_events)
+    timers.every(
+        JobKind.MEMORY, seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS, func=runtime.jobs.memory
     )
-    runtime.timers.start()
+    timers.start()
     runtime.spawn(_after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
-    if runtime.worker is None:
+    if runtime.services is not None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         llm_module.preload()
         runtime.spawn(freeze_after_litellm(), "gc-freeze")
@@ -282,16 +207,12 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         yield runtime
     finally:
         gc.unfreeze()
-        await runtime.timers.stop()
+        await timers.stop()
         if runtime.worker is not None:
             await runtime.worker.stop()
-        await runtime.on_it.close()
+            await runtime.on_it.close()  # the web process's own sign (inline: the services')
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)
-        await runtime.directory.close()
-        await runtime.recorder.stop()
-        await runtime.slack.close()
-        runtime.builder.close()
-        await engine.dispose()
+        await runtime.close()
         logger.info("stopped cleanly")

@@ -125,10 +125,9 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
         ("uvicorn.error", f"Started server process [{process.pid}]"),
         ("uvicorn.error", "Waiting for application startup."),
     ]
-    # The job worker (`python -m app.jobs.worker`) logs under its module's name.
+    # The job worker (`python -m app.worker`) logs under its module's name.
     assert any(
-        r["logger"] == "app.jobs.worker" and r["message"].startswith("job worker ready")
-        for r in records
+        r["logger"] == "app.worker" and r["message"].startswith("job worker ready") for r in records
     )
     assert not [r for r in records if r["logger"] == "__main__"]
 

@@ -65,7 +65,7 @@ async def claim(
         "created_at": now,
     }
     # No RETURNING: on SQLite a statement with RETURNING keeps the write lock until its rows
-    # are fetched, a turn of the event loop later (see app.jobs.worker).
+    # are fetched, a turn of the event loop later (see app.worker).
     try:
         async with engine.begin() as connection:
             result = await connection.execute(insert(Reply).values(row))

@@ -3,7 +3,7 @@
 A reply costs tens of milliseconds of CPU (its context, LiteLLM, slack-sdk); on the event loop
 that acknowledges Slack's events it would hold up every acknowledgement behind it. With
 `JOB_WORKER=process` (the default) the timers stay here, in the one process that owns the
-scheduler, and each job that fires is handed to a child process (`python -m app.jobs.worker`)
+scheduler, and each job that fires is handed to a child process (`python -m app.worker`)
 that has its own engine, Slack client and LiteLLM, and runs at a lower CPU priority: when
 the CPU is short, acknowledgements win. The two talk over a socket pair (app.jobs.protocol).
 
@@ -97,6 +97,11 @@ class WorkerJobs:
         slowed by an import holding its interpreter."""
         return self.alive and self._loaded
 
+    @property
+    def shows_on_it(self) -> bool:
+        """Once loaded, the worker puts a reply's "on it" sign up itself."""
+        return self.loaded
+
     def start(self) -> None:
         """Start the worker in the background (start-up does not wait for its imports); jobs
         wait until it is connected."""
@@ -174,7 +179,7 @@ class WorkerJobs:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "app.jobs.worker",
+                "app.worker",
                 str(theirs.fileno()),
                 pass_fds=(theirs.fileno(),),
                 env=environment,

@@ -126,6 +126,8 @@ class Replay:
                     "SLACK_API_URL": "http://127.0.0.1:9/api/",  # never used: no web client
                     "DATABASE_URL": f"sqlite:///{Path(folder) / 'replay.db'}",
                     "ADMIN_TOKEN": None,
+                    # The replay watches every job run, on its own event loop.
+                    "JOB_WORKER": "inline",
                     # Wall-clock limits in conversation time, like the timers.
                     "AUTONOMOUS_COOLDOWN_SECONDS": (
                         self._settings.AUTONOMOUS_COOLDOWN_SECONDS / self.speed
@@ -142,9 +144,9 @@ class Replay:
             finally:
                 self.timers.shutdown()
                 if self.runtime is not None:
-                    await self.runtime.directory.close()
-                    await self.runtime.recorder.stop()
-                await engine.dispose()
+                    await self.runtime.close()  # the engine with it
+                else:
+                    await engine.dispose()
 
     async def _play(self, runtime: Runtime, settings: Settings, timeout: float) -> Summary:
         # LiteLLM's first call loads more of it; done now, it does not stall the timeline.

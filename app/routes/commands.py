@@ -35,14 +35,13 @@ ANSWER_SECONDS = 2.0
 
 
 def commands(runtime: Runtime) -> Commands:
-    rebuild = runtime.worker.memory if runtime.worker is not None else runtime.memory.run
     return Commands(
         engine=runtime.engine,
         timers=runtime.timers,
         voice=runtime.voice,
         persona_name=runtime.settings.PERSONA_NAME,
         auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
-        rebuild_memories=lambda: rebuild(wait=True),
+        rebuild_memories=lambda: runtime.jobs.memory(wait=True),
     )
 
 

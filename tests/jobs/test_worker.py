@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from app.jobs.child import _learn
 from app.jobs.supervisor import WorkerJobs
-from app.jobs.worker import _learn
 from app.slack.identity import Identity
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.conversation.test_on_it import mention, settled, story

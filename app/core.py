@@ -1,0 +1,110 @@
+"""What every tomo process holds, the web process and the job worker alike: the database
+engine, the Slack client, who tomo is, the recorder, the channel directory, the own-voice
+limits and, where jobs run in this process, the job services (app.job_services). Built by
+`build_core`; `Core.close` is the one shutdown both processes share."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import importlib
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from app import llm as llm_module
+from app.context.directory import Directory
+from app.conversation.own_voice import OwnVoice
+from app.db.engine import session_factory
+from app.db.recorder import Recorder
+from app.job_services import JobServices, build_job_services
+from app.settings import Settings
+from app.slack.client import SlackClient
+from app.slack.identity import Identity
+
+
+@dataclass
+class Core:
+    settings: Settings
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    slack: SlackClient
+    identity: Identity
+    recorder: Recorder
+    directory: Directory
+    voice: OwnVoice
+    services: JobServices | None  # None: this process hands its jobs to the job worker
+
+    async def close(self) -> None:
+        if self.services is not None:
+            await self.services.close()
+        await self.directory.close()
+        await self.recorder.stop()
+        await self.slack.close()
+        await self.engine.dispose()
+
+
+def build_core(
+    settings: Settings,
+    engine: AsyncEngine,
+    *,
+    runs_jobs: bool,
+    slack: SlackClient | None = None,
+) -> Core:
+    """`runs_jobs`: the job services are built here; `slack` may be replaced (the offline
+    replay passes a local Slack stand-in)."""
+    if slack is None:
+        slack = SlackClient(
+            token=settings.SLACK_BOT_TOKEN.get_secret_value(),
+            base_url=settings.SLACK_API_URL,
+            timeout=settings.SLACK_TIMEOUT_SECONDS,
+        )
+    identity = Identity()
+    recorder = Recorder(engine)
+    directory = Directory(
+        slack=slack, engine=engine, recorder=recorder, history_limit=settings.CHANNEL_MESSAGES_LIMIT
+    )
+    voice = OwnVoice(
+        engine=engine,
+        cooldown=settings.AUTONOMOUS_COOLDOWN_SECONDS,
+        daily_cap=settings.MAX_AUTONOMOUS_REPLIES_PER_DAY,
+    )
+    services = None
+    if runs_jobs:
+        services = build_job_services(
+            settings,
+            engine,
+            slack=slack,
+            identity=identity,
+            recorder=recorder,
+            directory=directory,
+            voice=voice,
+        )
+    return Core(
+        settings=settings,
+        engine=engine,
+        sessions=session_factory(engine),
+        slack=slack,
+        identity=identity,
+        recorder=recorder,
+        directory=directory,
+        voice=voice,
+        services=services,
+    )
+
+
+async def load_slack_sdk() -> None:
+    """slack-sdk's async client (aiohttp under it: a quarter of a second of imports, more on a
+    busy machine), loaded on a thread, so a process's first Slack call does not wait for it."""
+    with contextlib.suppress(ImportError):  # the first call reports it
+        await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
+
+
+async def freeze_after_litellm() -> None:
+    """Once LiteLLM is in, keep the collector off what start-up built: a full collection would
+    walk those few hundred thousand objects, a pause of a quarter of a second."""
+    with contextlib.suppress(Exception):  # a failed import is logged by app.llm
+        await llm_module.litellm_module()
+    gc.freeze()

@@ -1,0 +1,49 @@
+"""Where jobs run, behind one interface: in the job worker process (app.jobs.supervisor's
+WorkerJobs, JOB_WORKER=process) or on the web process's own event loop (InlineJobs,
+JOB_WORKER=inline). The timers, the /tomo command and the periodic memory job call a runner
+and never ask which it is; app.runtime chooses it, once."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from app.db.models import Judgment
+from app.jobs.kinds import JobKind
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+class JobRunner(Protocol):
+    async def judgment(self, **job: Any) -> Judgment | None: ...
+
+    async def reply(self, **job: Any) -> list[str]: ...
+
+    async def memory(self, **job: Any) -> None: ...
+
+    @property
+    def shows_on_it(self) -> bool:
+        """Whether a reply job now puts its "on it" sign up itself (asked with on_it=True),
+        rather than the web process around it."""
+        ...
+
+
+class InlineJobs:
+    """Jobs run here, by the services' handlers (app.job_services)."""
+
+    def __init__(self, handlers: Mapping[JobKind, Handler]) -> None:
+        self._handlers = handlers
+
+    async def judgment(self, **job: Any) -> Judgment | None:
+        decision: Judgment | None = await self._handlers[JobKind.JUDGMENT](**job)
+        return decision
+
+    async def reply(self, **job: Any) -> list[str]:
+        return list(await self._handlers[JobKind.REPLY](**job))
+
+    async def memory(self, **job: Any) -> None:
+        await self._handlers[JobKind.MEMORY](**job)
+
+    @property
+    def shows_on_it(self) -> bool:
+        return False  # the web process is where the reply runs: its sign goes around it

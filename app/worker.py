@@ -1,0 +1,118 @@
+"""The job worker process: `python -m app.worker FD`, started and supervised by the web process
+(app.jobs.supervisor, which also lowers its CPU priority).
+
+It builds only what jobs need (app.core with the job services: its own engine, Slack client and
+LiteLLM), runs the judgment, reply and memory jobs its parent sends over the socket FD
+(app.jobs.child), and answers each with its result. It ignores SIGTERM and SIGINT, which Heroku
+and a terminal send to the whole process group: the parent decides when jobs stop (it gives
+running ones a grace period), and the worker exits once the parent closes the socket, or dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from app import llm as llm_module
+from app.core import build_core, freeze_after_litellm, load_slack_sdk
+from app.db.engine import create_engine
+from app.job_services import JobServices
+from app.jobs.child import Child, Handler
+from app.jobs.kinds import JobKind
+from app.jobs.protocol import encode
+from app.logs import setup_logging
+from app.settings import load_settings
+
+logger = logging.getLogger(__name__)
+
+# A few jobs at a time: PostgreSQL plans with 20 connections keep room for the web process.
+CONNECTIONS = 4
+
+
+def _handlers(services: JobServices) -> Mapping[JobKind, Handler]:
+    """The services' handlers, with results the socket can carry."""
+    handlers = services.handlers()
+
+    async def judgment(**job: Any) -> dict[str, Any] | None:
+        decision = await handlers[JobKind.JUDGMENT](**job)
+        return decision.model_dump() if decision is not None else None
+
+    async def memory(**job: Any) -> None:
+        await handlers[JobKind.MEMORY](**job)
+
+    return {
+        JobKind.JUDGMENT: judgment,
+        JobKind.REPLY: handlers[JobKind.REPLY],
+        JobKind.MEMORY: memory,
+    }
+
+
+async def _tell_when_loaded(writer: asyncio.StreamWriter, *imports: asyncio.Task[None]) -> None:
+    await asyncio.wait(imports)
+    if not writer.is_closing():
+        writer.write(encode({"op": "loaded", "id": 0}))
+
+
+async def main(fd: int) -> None:
+    settings = load_settings()
+    setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
+    engine = create_engine(settings.DATABASE_URL, connections=CONNECTIONS)
+    if engine.dialect.name == "sqlite":
+        # Every statement its own transaction (the worker's writes are single statements): a
+        # transaction spanning turns of this busy, lower-priority event loop would hold
+        # SQLite's one write lock for tens of milliseconds, and the web process's commits,
+        # waiting on it with SQLite's growing sleeps, would take seconds to acknowledge.
+        engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+        # Nor may a statement outlive its turn: one with RETURNING keeps the lock until its
+        # rows are fetched, one more turn of the loop later. New rows' ids come from
+        # lastrowid instead (the ORM asks the dialect).
+        dialect = engine.sync_engine.dialect
+        dialect.insert_returning = dialect.update_returning = dialect.delete_returning = False
+    core = build_core(settings, engine, runs_jobs=True)
+    assert core.services is not None
+    llm_module.preload()
+    # As inline mode does: LiteLLM's objects out of the collector's way once imported. (Full
+    # collections of 0.13 - 0.28 s were still seen in this process under bench.ack.)
+    freezing = asyncio.create_task(freeze_after_litellm())
+    # Its first "on it" sign and Slack call should not wait for slack-sdk's import either.
+    loading = asyncio.create_task(load_slack_sdk())
+    reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
+    # Until then the parent keeps quick work (the "on it" sign) to itself: an import holds
+    # this interpreter's lock for seconds.
+    telling = asyncio.create_task(_tell_when_loaded(writer, freezing, loading))
+    logger.info("job worker ready (pid %d)", os.getpid())
+    try:
+        child = Child(handlers=_handlers(core.services), identity=core.identity, writer=writer)
+        await child.serve(reader)
+    finally:
+        telling.cancel()
+        freezing.cancel()
+        loading.cancel()
+        writer.close()
+        await core.close()
+        logger.info("job worker stopped")
+
+
+def run() -> None:
+    for name in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(name, signal.SIG_IGN)
+    asyncio.run(main(int(sys.argv[1])))
+    # Everything is closed. Exit now rather than wait for the interpreter's teardown, which
+    # waits for a LiteLLM import still running on its thread (seconds the parent's stop,
+    # within the platform's grace after SIGTERM, would spend waiting for this process).
+    logging.shutdown()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    # Run as `python -m`, this file is the module `__main__`: import it under its own name and
+    # run that, so its log lines are named app.worker like every other module's.
+    from app import worker
+
+    worker.run()
