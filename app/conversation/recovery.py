@@ -18,6 +18,15 @@ from app.slack.kinds import MessageKind
 logger = logging.getLogger(__name__)
 
 
+def reply_reason(message: Message) -> ReplyReason:
+    """Why a message routed to a reply is answered, as routing decided it (rows stored before
+    the reason was kept: a DM or a mention)."""
+    try:
+        return ReplyReason(message.reply_reason or "")
+    except ValueError:
+        return ReplyReason.DM if message.channel_type == "im" else ReplyReason.MENTION
+
+
 async def restore_timers(
     session: AsyncSession,
     timer_policy: TimerPolicy,
@@ -71,7 +80,7 @@ async def restore_timers(
         if key in answered:
             continue
         if message.route == RouteKind.REPLY.value:
-            reason = ReplyReason.DM if message.channel_type == "im" else ReplyReason.MENTION
+            reason = reply_reason(message)
             timer_policy.schedule_reply(
                 channel=channel,
                 thread_ts=thread_ts,

@@ -66,6 +66,10 @@ def mark_deleted(channel: str, stamps: Sequence[str]) -> Update:
     )
 
 
+def _reason(route: Route) -> str | None:
+    return route.reason.value if route.reason is not None else None
+
+
 def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
     return {
         "channel": message.channel,
@@ -74,6 +78,7 @@ def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
         "thread_ts": message.thread_ts,
         "conversation_ts": route.conversation_ts,
         "route": route.kind.value,
+        "reply_reason": _reason(route),
         "user_id": message.user_id,
         "bot_id": message.bot_id,
         "text": message.text,
@@ -172,7 +177,11 @@ def _apply(
                 update(Message)
                 .where(Message.channel == key[0], Message.ts == key[1])  # type: ignore[arg-type]
                 .where(Message.route != RouteKind.REPLY.value)  # type: ignore[arg-type]
-                .values(route=RouteKind.REPLY.value, conversation_ts=change.route.conversation_ts)
+                .values(
+                    route=RouteKind.REPLY.value,
+                    reply_reason=_reason(change.route),
+                    conversation_ts=change.route.conversation_ts,
+                )
             )
             return bool(result.rowcount)
         return False

@@ -51,6 +51,8 @@ class Message(SQLModel, table=True):
     conversation_ts: str = Field(default=TOP_LEVEL, max_length=32)
     # What routing decided: "record" (bot or system message), "judgment" or "reply".
     route: str = Field(default="record", max_length=16)
+    # For a message routed to a reply: why (mention, dm, auto_reply); kept for recovery.
+    reply_reason: str | None = Field(default=None, max_length=16)
     user_id: str | None = Field(default=None, max_length=32)
     bot_id: str | None = Field(default=None, max_length=32)
     text: str = ""
