@@ -65,9 +65,9 @@ class Settings(DatabaseSettings):
     AUTO_REPLY_CHANNELS: Annotated[frozenset[str], NoDecode] = frozenset()
     MEMORY_UPDATE_INTERVAL_SECONDS: float = Field(default=3600, gt=0)
     SHORT_TERM_WINDOW_HOURS: float = Field(default=24, gt=0)
-    # Own-voice limits (SPEC §3.4): after tomo joins a channel's conversation on its own, no
-    # other autonomous reply there for this long; and at most this many per channel per 24 h
-    # (0: never join on its own). Mentions and DMs are never limited.
+    # Own-voice limits (docs/how-tomo-works.md#judgment): after tomo joins a channel's conversation
+    # on its own, no other autonomous reply there for this long; and at most this many per channel
+    # per 24 h (0: never join on its own). Mentions and DMs are never limited.
     AUTONOMOUS_COOLDOWN_SECONDS: float = Field(default=900, ge=0)
     MAX_AUTONOMOUS_REPLIES_PER_DAY: int = Field(default=12, ge=0, le=10_000)
 

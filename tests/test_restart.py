@@ -1,5 +1,6 @@
-"""Restarts lose nothing and answer nothing twice (SPEC §3.9), with the real server process:
-`python -m uvicorn app.main:app`, stopped with SIGTERM as Heroku and Cloud Run do."""
+"""Restarts lose nothing and answer nothing twice (docs/how-tomo-works.md#restarts), with the real
+server process: `python -m uvicorn app.main:app`, stopped with SIGTERM as Heroku and Cloud Run
+do."""
 
 from __future__ import annotations
 

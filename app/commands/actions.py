@@ -1,4 +1,5 @@
-"""What `/tomo` does (SPEC §3.11): help, status, quiet, mentions-only, normal, memory, forget.
+"""What `/tomo` does (docs/how-tomo-works.md#tomo): help, status, quiet, mentions-only, normal,
+memory, forget.
 
 Each command is answered from the database and the timers alone, in milliseconds; work that
 needs the model (the workspace memory rebuilt after a forget) is returned as `later`, for the

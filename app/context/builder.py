@@ -156,7 +156,7 @@ class ContextBuilder:
         the five statements then run together on a thread instead of through the session.
         `learn`: looks up the channel and the people a context would show without a name
         (app.context.directory), so that every author and channel in a prompt has its name
-        (SPEC §3.2); without it a context shows what the directory holds."""
+        (docs/how-tomo-works.md#recording); without it a context shows what the directory holds."""
         self._persona = persona
         self._learn = learn
         self._limit = channel_messages_limit

@@ -1,4 +1,5 @@
-"""Channels and people (SPEC §3.2, §3.8): what the bot is a member of, and people's names.
+"""Channels and people (docs/how-tomo-works.md: #recording, #channels-and-people): what the bot is a
+member of, and people's names.
 
 Names are learnt off the ack path: in the background after a message (`note_people`), and,
 for what a prompt is about to show without a name (a channel first seen in an event, people

@@ -1,4 +1,5 @@
-"""What a prompt recalls: the stored memories chosen for it within a fixed budget (seed 003).
+"""What a prompt recalls: the stored memories chosen for it within a fixed budget (docs/how-tomo-
+works.md#memory).
 
 Broad to narrow: the workspace's memories, the current channel's (always, however many
 channels there are), the current channel's thread summaries (within THREAD_BUDGET_CHARS),

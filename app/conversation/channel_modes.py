@@ -1,6 +1,6 @@
-"""A channel's mode (SPEC §3.11): `normal`, `quiet` (until a time, or until changed) or
-`mentions_only`. Stored in `channel_control`, so it survives restarts; a quiet mode whose time
-has passed reads as normal, with nothing to clean up."""
+"""A channel's mode (docs/how-tomo-works.md#tomo): `normal`, `quiet` (until a time, or until
+changed) or `mentions_only`. Stored in `channel_control`, so it survives restarts; a quiet mode
+whose time has passed reads as normal, with nothing to clean up."""
 
 from __future__ import annotations
 

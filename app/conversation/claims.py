@@ -1,4 +1,4 @@
-"""Claims on answering a message (SPEC §3.5: never twice for the same latest message).
+"""Claims on answering a message (docs/how-tomo-works.md#reply).
 
 A reply first inserts a `reply` row keyed by (channel, thread_ts, trigger_ts); the unique key
 makes a second claim on the same message fail, whatever retries, races or processes. The

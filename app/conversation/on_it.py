@@ -1,5 +1,5 @@
-"""On it (SPEC §3.5): for a mention or DM, the person sees within a second that tomo is working,
-until the reply is posted or fails.
+"""On it (docs/how-tomo-works.md#reply): for a mention or DM, the person sees within a second that
+tomo is working, until the reply is posted or fails.
 
 The sign is Slack's thread status ("tomo is thinking…" under the thread the reply goes to:
 assistant.threads.setStatus, which takes the `chat:write` scope and works in channel threads

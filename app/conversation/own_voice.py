@@ -1,5 +1,5 @@
-"""Own-voice limits (SPEC §3.4, §3.11): when tomo may not join a channel's conversation on its
-own, checked before any LLM call and again just before a reply is claimed.
+"""Own-voice limits (docs/how-tomo-works.md: #judgment, #tomo): when tomo may not join a channel's
+conversation on its own, checked before any LLM call and again just before a reply is claimed.
 
 - The channel's mode: quiet or mentions-only means no autonomous reply, and no reply to an
   AUTO_REPLY_CHANNELS message that does not mention tomo either.

@@ -1,4 +1,5 @@
-"""Posting a claim's messages at most once each, whatever Slack answers (SPEC §3.5).
+"""Posting a claim's messages at most once each, whatever Slack answers (docs/how-tomo-
+works.md#reply).
 
 Every post carries Slack message metadata naming its claim and its place in the reply. A post
 Slack answered with a 5xx, a timeout or an unreadable body may be in Slack all the same: it is

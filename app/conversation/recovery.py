@@ -1,4 +1,5 @@
-"""Restarts lose nothing (SPEC §3.9): the database says which conversations still wait."""
+"""Restarts lose nothing (docs/how-tomo-works.md#restarts): the database says which conversations
+still wait."""
 
 from __future__ import annotations
 

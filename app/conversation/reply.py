@@ -1,4 +1,5 @@
-"""The reply job (SPEC §3.5): rebuild the context, ask the model, post once, store the post."""
+"""The reply job (docs/how-tomo-works.md#reply): rebuild the context, ask the model, post once,
+store the post."""
 
 from __future__ import annotations
 

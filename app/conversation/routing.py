@@ -1,4 +1,5 @@
-"""Where a new message goes (SPEC §3.3): nowhere, to a delayed judgment, or to a reply now."""
+"""Where a new message goes (docs/how-tomo-works.md#routing): nowhere, to a delayed judgment, or to
+a reply now."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Thread history from Slack (SPEC §3.6): fetched, stored, and the stored copy as fallback."""
+"""Thread history from Slack (docs/how-tomo-works.md#thread-history): fetched, stored, and the
+stored copy as fallback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A recorded human message becomes timers (SPEC §3.3): a reply now, or a judgment later."""
+"""A recorded human message becomes timers (docs/how-tomo-works.md#routing): a reply now, or a
+judgment later."""
 
 from __future__ import annotations
 

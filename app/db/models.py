@@ -155,8 +155,8 @@ class Memory(SQLModel, table=True):
 
 
 class ChannelControl(SQLModel, table=True):
-    """What people set for a channel with `/tomo` (SPEC §3.11): its mode, and when its
-    memories were last forgotten. A channel without a row is in the normal mode."""
+    """What people set for a channel with `/tomo` (docs/how-tomo-works.md#tomo): its mode, and when
+    its memories were last forgotten. A channel without a row is in the normal mode."""
 
     __tablename__ = "channel_control"
 

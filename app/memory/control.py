@@ -1,4 +1,4 @@
-"""Memory people can see and erase (SPEC §3.11): `/tomo memory` and `/tomo forget`.
+"""Memory people can see and erase (docs/how-tomo-works.md#tomo): `/tomo memory` and `/tomo forget`.
 
 Forgetting a channel deletes its memories and thread summaries and stores the moment
 (`channel_control.forgotten_at`): the memory job then reads only that channel's messages

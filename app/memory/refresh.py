@@ -1,4 +1,4 @@
-"""The memory job (SPEC §3.7, seeds 001/003): LLM-written memories of the workspace, of each
+"""The memory job (docs/how-tomo-works.md#memory): LLM-written memories of the workspace, of each
 active channel and of each recent thread, rewritten only when what they are made of changed.
 
 Per channel active within ACTIVE_CHANNEL_DAYS: a short-term memory of the last

@@ -1,4 +1,4 @@
-"""POST /slack/commands: the `/tomo` slash command (SPEC §2, §3.11).
+"""POST /slack/commands: the `/tomo` slash command (docs/how-tomo-works.md: #interfaces, #tomo).
 
 Signed and verified exactly like events (401 on a bad signature); the body is form-encoded.
 The answer is ephemeral (only the person who ran the command sees it) and leaves within

@@ -1,4 +1,5 @@
-"""Whether an event_callback was delivered for tomo's own installation (SPEC §3.1).
+"""Whether an event_callback was delivered for tomo's own installation (docs/how-tomo-
+works.md#ingress).
 
 Events for another app (`api_app_id`) or another workspace are acknowledged and ignored. Who
 the event is for is what its `authorizations` say (the installation Slack delivered it for):

@@ -1,4 +1,5 @@
-"""What kind of message a Slack message is, and whether a person wrote it (SPEC §3.2, §3.3).
+"""What kind of message a Slack message is, and whether a person wrote it (docs/how-tomo-works.md:
+#recording, #routing).
 
 - conversational: someone said something (no subtype, `thread_broadcast`, `file_share`,
   `me_message`, and a bot's `bot_message`). Only these can be a conversation's turns, its

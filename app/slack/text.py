@@ -1,4 +1,5 @@
-"""A message's readable text: what a person in the channel sees of it (SPEC §3.2).
+"""A message's readable text: what a person in the channel sees of it (docs/how-tomo-
+works.md#recording).
 
 `text`, else its rich_text (and other text-bearing) blocks; then its attachments: an
 integration's pretext, title and text (or fallback), or the message a forward, share or link

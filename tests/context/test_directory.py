@@ -1,4 +1,5 @@
-"""Channels and people (SPEC §3.8) and the bot's identity, over real HTTP to the Slack stand-in."""
+"""Channels and people (docs/how-tomo-works.md#channels-and-people) and the bot's identity, over
+real HTTP to the Slack stand-in."""
 
 import asyncio
 from typing import Any

@@ -1,5 +1,5 @@
-"""Claims (SPEC §3.5): whatever ends the work on a claim, it is never left `claimed`; an owed
-claim is taken over once, with what it had stored."""
+"""Claims (docs/how-tomo-works.md#reply): whatever ends the work on a claim, it is never left
+`claimed`; an owed claim is taken over once, with what it had stored."""
 
 from __future__ import annotations
 

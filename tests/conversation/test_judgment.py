@@ -1,4 +1,5 @@
-"""The judgment job end to end (SPEC §3.4): skips, one system message, stored decisions."""
+"""The judgment job end to end (docs/how-tomo-works.md#judgment): skips, one system message, stored
+decisions."""
 
 from __future__ import annotations
 

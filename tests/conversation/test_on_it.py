@@ -1,5 +1,6 @@
-"""On it (SPEC §3.5, issue 13): a mention or DM shows that tomo is working — the thread status,
-else a reaction — before the reply, cleared after it whatever happened, and never left behind."""
+"""On it (docs/how-tomo-works.md#reply): a mention or DM shows that tomo is working — the thread
+status, else a reaction — before the reply, cleared after it whatever happened, and never left
+behind."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Own-voice limits end to end (SPEC §3.4, §3.11): the channel's mode, the cooldown after an
-autonomous reply and the daily cap stop tomo joining conversations on its own before any LLM
-call (0 tokens: the model stand-in receives no request), with the limit stored as the
+"""Own-voice limits end to end (docs/how-tomo-works.md: #judgment, #tomo): the channel's mode, the
+cooldown after an autonomous reply and the daily cap stop tomo joining conversations on its own
+before any LLM call (0 tokens: the model stand-in receives no request), with the limit stored as the
 decision's reason; mentions and DMs are never limited."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Never twice (SPEC §3.5, issue 12): whatever Slack answers a post, and whether or not tomo
-restarts before it knows, a reply is in Slack exactly once.
+"""Never twice (docs/how-tomo-works.md#reply): whatever Slack answers a post, and whether or not
+tomo restarts before it knows, a reply is in Slack exactly once.
 
 The fault matrix: Slack accepts a post and answers 500; accepts it and answers 200 with a
 garbled body; accepts it and answers too late (a timeout); hangs without accepting it; answers

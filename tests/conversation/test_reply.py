@@ -1,4 +1,5 @@
-"""The reply job end to end (SPEC §3.5): the prompt, the post, never twice, failures."""
+"""The reply job end to end (docs/how-tomo-works.md#reply): the prompt, the post, never twice,
+failures."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Thread history end to end (SPEC §3.6): conversations.replies read to its end, the parent
-first and the latest replies, stored; the stored messages when Slack does not answer."""
+"""Thread history end to end (docs/how-tomo-works.md#thread-history): conversations.replies read to
+its end, the parent first and the latest replies, stored; the stored messages when Slack does not
+answer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Routing end to end (SPEC §3.3): signed events in, chat.postMessage and model calls out."""
+"""Routing end to end (docs/how-tomo-works.md#routing): signed events in, chat.postMessage and model
+calls out."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The schema comes from Alembic (SPEC §2 Running): SCHEMA_HEAD in step with the scripts,
-upgrades idempotent, the models and the migrations agreeing, and the CLI the Procfile runs."""
+"""The schema comes from Alembic (docs/how-tomo-works.md#interfaces): SCHEMA_HEAD in step with the
+scripts, upgrades idempotent, the models and the migrations agreeing, and the CLI the Procfile
+runs."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`/tomo memory` and `/tomo forget` end to end (SPEC §3.11): what tomo remembers of a channel,
-shown to the person who asks; forgotten, with nothing written before the forget feeding that
-channel's memories again, and the workspace memory rebuilt without it."""
+"""`/tomo memory` and `/tomo forget` end to end (docs/how-tomo-works.md#tomo): what tomo remembers
+of a channel, shown to the person who asks; forgotten, with nothing written before the forget
+feeding that channel's memories again, and the workspace memory rebuilt without it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A case of the payload corpus (SPEC §3.1-§3.3), and the workspaces its cases start from.
+"""A case of the payload corpus (docs/how-tomo-works.md#ingress), and the workspaces its cases start
+from.
 
 A case sends fixtures in order through the signed endpoint, against a workspace prepared by
 its `setup`, and says what must then be true: the row stored for one message (`row`), whether

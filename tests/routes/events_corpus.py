@@ -1,5 +1,5 @@
-"""What tomo must do with each payload of tests/fixtures/slack/ (SPEC §3.1-§3.3): the cases
-of messages to tomo and of events that are not for it, and every case by name."""
+"""What tomo must do with each payload of tests/fixtures/slack/ (docs/how-tomo-works.md#ingress):
+the cases of messages to tomo and of events that are not for it, and every case by name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GET /admin/jobs and DELETE /admin/jobs/{id} (SPEC §2): the timers, behind the bearer token."""
+"""GET /admin/jobs and DELETE /admin/jobs/{id} (docs/how-tomo-works.md#interfaces): the timers,
+behind the bearer token."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""POST /slack/commands end to end (SPEC §2, §3.11): signed form bodies in, ephemeral answers
-out, modes stored, and work after the answer sent to the response_url."""
+"""POST /slack/commands end to end (docs/how-tomo-works.md: #interfaces, #tomo): signed form bodies
+in, ephemeral answers out, modes stored, and work after the answer sent to the response_url."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Real Slack payloads end to end (SPEC §3.1-§3.3): every fixture of tests/fixtures/slack/
-goes through the signed endpoint to the real slack-sdk and LiteLLM against the stand-ins, and
-each case checks what was stored, judged, posted and put in the prompts."""
+"""Real Slack payloads end to end (docs/how-tomo-works.md#ingress): every fixture of
+tests/fixtures/slack/ goes through the signed endpoint to the real slack-sdk and LiteLLM against the
+stand-ins, and each case checks what was stored, judged, posted and put in the prompts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GET /healthz (SPEC §2): 200 while the database answers and the scheduler runs, else 503."""
+"""GET /healthz (docs/how-tomo-works.md#interfaces): 200 while the database answers and the
+scheduler runs, else 503."""
 
 from __future__ import annotations
 

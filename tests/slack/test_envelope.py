@@ -1,4 +1,4 @@
-"""Whether an event was delivered for tomo's installation (SPEC §3.1)."""
+"""Whether an event was delivered for tomo's installation (docs/how-tomo-works.md#ingress)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A message's readable text: what a person in the channel sees of it (SPEC §3.2)."""
+"""A message's readable text: what a person in the channel sees of it (docs/how-tomo-
+works.md#recording)."""
 
 from __future__ import annotations
 
