@@ -180,6 +180,10 @@ class ContextBuilder:
         context = await self._build(session, channel_id, thread_ts, me, now)
         if self._learn is None or (not context.unnamed_people and context.channel_known):
             return context
+        # The lookups wait for Slack, then for a connection of their own to store the names:
+        # the session lets go of its connection meanwhile (it takes one again to read), so
+        # jobs running at once never hold every connection while each waits for another.
+        await session.close()
         await self._learn(
             channel=None if context.channel_known else channel_id, people=context.unnamed_people
         )
