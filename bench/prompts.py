@@ -1,0 +1,216 @@
+"""What a busy day in one channel costs in prompts, and how much of it a provider can cache.
+
+    .venv/bin/python -m bench.prompts
+
+A seeded day in #general: four people, 96 messages in 24 bursts (one an hour, at the top level
+or in a thread of an earlier message), a judgment after each burst, a reply by tomo after most
+of them, and the channel's and workspace's memories rewritten every six hours. Each prompt is
+built the way the jobs build it, from tomo's real schema (Alembic), context builder and
+templates, at the moment the job would run; nothing is sent to a model. Printed per purpose:
+the calls, their prompt tokens (LiteLLM's token counter, gpt-4o-mini's tokenizer), and the
+share of each prompt's text it has in common from the start with the previous prompt of the
+same channel (judgments) or the same conversation (replies): the part a provider that caches
+prefixes bills at its cached price. Last line:
+`prompts judgment_shared=X.XX reply_shared=Y.YY judgment_max_tokens=N`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from app.context.builder import ContextBuilder, Persona
+from app.conversation.reply import conversation_turns
+from app.db.engine import create_engine, session_factory
+from app.db.migrate import upgrade_to_head
+from app.llm import litellm_module
+from app.prompts import render
+from app.settings import DEFAULT_PERSONA_PROMPT
+from app.slack.identity import Me
+from bench.common import machine, median
+
+CHANNEL = "C0001"
+PEOPLE = {"U0001": "Aiko", "U0002": "Ben", "U0003": "Chika", "U0004": "Dan"}
+BURSTS, PER_BURST = 24, 4
+REPLIES = 21  # bursts tomo answers
+MEMORY_EVERY = 6  # bursts between memory rewrites
+WORDS = "lunch deploy review ramen release meeting bug coffee plan weekend rain design".split()
+
+
+@dataclass
+class Day:
+    """The prompts of the day, in order, by purpose and by the conversation they belong to."""
+
+    litellm: ModuleType
+    prompts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (key, text)
+    tokens: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, purpose: str, key: str, messages: list[dict[str, str]]) -> None:
+        text = "\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+        self.prompts.setdefault(purpose, []).append((key, text))
+        count = self.litellm.token_counter(model="gpt-4o-mini", messages=messages)
+        self.tokens.setdefault(purpose, []).append(int(count))
+
+    def shared(self, purpose: str) -> list[float]:
+        """For each prompt after the first of its key: the share of its text from the start
+        that the previous prompt of the same key had too."""
+        last: dict[str, str] = {}
+        shares = []
+        for key, text in self.prompts.get(purpose, []):
+            before = last.get(key)
+            if before is not None:
+                shares.append(common_prefix(before, text) / len(text))
+            last[key] = text
+        return shares
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` have in common from the start."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _insert(db: sqlite3.Connection, ts: float, user: str | None, text: str, thread: str) -> str:
+    stamp = f"{ts:.6f}"
+    db.execute(
+        "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, route, user_id,"
+        " bot_id, text, subtype, kind, channel_type, created_at, edited_at, deleted)"
+        " VALUES (?, ?, 'T0001', ?, ?, 'judgment', ?, ?, ?, NULL, 'conversational', 'channel',"
+        " ?, NULL, 0)",
+        (
+            CHANNEL,
+            stamp,
+            thread,
+            thread,
+            user or "UBOT",
+            "BBOT" if user is None else None,
+            text,
+            ts,
+        ),
+    )
+    return stamp
+
+
+def _remember(db: sqlite3.Connection, hour: int, now: float, newest: str) -> None:
+    """The memories as a memory pass would leave them after `hour` hours of the day."""
+    topics = ", ".join(WORDS[(hour + n) % len(WORDS)] for n in range(4))
+    rows = [
+        ("workspace", "", "long_term", f"The team has talked for months about {topics}. " * 12),
+        ("workspace", "", "short_term", f"Today (hour {hour}) the talk was of {topics}. " * 6),
+        ("channel", CHANNEL, "long_term", f"#general is where {topics} get discussed. " * 12),
+        ("channel", CHANNEL, "short_term", f"In the last hours: {topics}, hour {hour}. " * 6),
+    ]
+    for scope, scope_id, kind, content in rows:
+        db.execute(
+            "INSERT INTO memory (scope, scope_id, kind, content, source_ts, updated_at, model)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'bench') ON CONFLICT (scope, scope_id, kind) DO UPDATE"
+            " SET content = excluded.content, source_ts = excluded.source_ts,"
+            " updated_at = excluded.updated_at",
+            (scope, scope_id, kind, content, newest, now),
+        )
+
+
+async def replay(path: Path, seed: int) -> Day:
+    engine = create_engine(f"sqlite:///{path}")
+    await upgrade_to_head(engine)
+    sessions = session_factory(engine)
+    builder = ContextBuilder(
+        persona=Persona("tomo", DEFAULT_PERSONA_PROMPT.format(name="tomo")),
+        channel_messages_limit=50,
+        thread_memory_days=7,
+        active_channel_days=7,
+    )
+    me = Me(user_id="UBOT", bot_id="BBOT")
+    rng = random.Random(seed)
+    day = Day(await litellm_module())
+    start = 1_790_000_000.0
+    answered = set(rng.sample(range(BURSTS), REPLIES))
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO channel (id, team_id, name, is_private, is_im, is_member, updated_at)"
+            " VALUES (?, 'T0001', 'general', 0, 0, 1, ?)",
+            (CHANNEL, start),
+        )
+        db.executemany(
+            "INSERT INTO person (id, team_id, name, display_name, real_name, is_bot, fetched_at)"
+            " VALUES (?, 'T0001', ?, ?, ?, 0, ?)",
+            [(uid, name.lower(), name, name, start) for uid, name in PEOPLE.items()],
+        )
+    tops: list[str] = []
+    for burst in range(BURSTS):
+        now = start + burst * 3600
+        thread = rng.choice(tops[-4:]) if tops and rng.random() < 0.5 else ""
+        with sqlite3.connect(path) as db:
+            if burst % MEMORY_EVERY == 0:
+                _remember(db, burst, now, f"{now:.6f}")
+            for n in range(PER_BURST):
+                now += rng.uniform(20, 90)
+                words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 18)))
+                user = rng.choice(list(PEOPLE))
+                ts = _insert(db, now, user, f"{words}?" if n == 0 else words, thread)
+                if not thread and n == 0:
+                    tops.append(ts)
+        now += 300  # the quiet wait
+        async with sessions() as session:
+            context = await builder.build(session, channel_id=CHANNEL, thread_ts=thread, me=me)
+        day.add(
+            "judgment",
+            CHANNEL,
+            [{"role": "system", "content": render("judgment.j2", context=context)}],
+        )
+        if burst not in answered:
+            continue
+        now += 30
+        async with sessions() as session:
+            context = await builder.build(session, channel_id=CHANNEL, thread_ts=thread, me=me)
+        trigger = context.target_turns()[-1]
+        turns = conversation_turns(
+            context.target_turns(), trigger_ts=trigger.ts, limit=20, threaded=bool(thread)
+        )
+        system = {"role": "system", "content": render("reply.j2", context=context)}
+        day.add("reply", thread or CHANNEL, [system, *turns])
+        with sqlite3.connect(path) as db:
+            _insert(
+                db,
+                now + 5,
+                None,
+                "そうだね、" + " ".join(rng.choice(WORDS) for _ in range(8)),
+                thread,
+            )
+    await engine.dispose()
+    return day
+
+
+def main() -> None:
+    print(machine())
+    with tempfile.TemporaryDirectory(prefix="tomo-bench-prompts-") as folder:
+        day = asyncio.run(replay(Path(folder) / "day.db", seed=7))
+    summary: dict[str, Any] = {}
+    for purpose in ("judgment", "reply"):
+        tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)
+        summary[purpose] = (median(shared) if shared else 0.0, max(tokens, default=0))
+        of = "channel" if purpose == "judgment" else "conversation"
+        print(
+            f"{purpose:9} {len(tokens):3d} calls, prompt tokens: {sum(tokens)} in all, median "
+            f"{median(tokens) if tokens else 0:.0f}, max {max(tokens, default=0)}; shared from "
+            f"the start with the previous of its {of}: median {summary[purpose][0]:.0%} "
+            f"over {len(shared)} pairs"
+        )
+    print(
+        f"prompts judgment_shared={summary['judgment'][0]:.2f} "
+        f"reply_shared={summary['reply'][0]:.2f} judgment_max_tokens={summary['judgment'][1]}"
+    )
+
+
+if __name__ == "__main__":
+    main()
