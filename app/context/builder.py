@@ -62,7 +62,7 @@ _CHAT_COLUMNS = (
 # building these expressions (and their cache keys) anew cost more than running them.
 # Rows come back as Core rows, not ORM objects, which cost ~25 µs each to make.
 _RECENT = (
-    select(*_CHAT_COLUMNS)
+    select(*_CHAT_COLUMNS, func.count().over().label("total"))
     .where(_M.channel == bindparam("channel"), _M.deleted == false())
     .order_by(_M.ts.desc())
     .limit(bindparam("limit"))
@@ -123,6 +123,17 @@ def _memories_statement() -> Select[Any]:
 
 
 _MEMORIES = _memories_statement()
+
+
+def window(total: int, limit: int) -> int:
+    """How many of a channel's newest messages a prompt shows: at most `limit`, its oldest one
+    moving on only by whole blocks of a quarter of `limit` as new messages arrive, so that
+    consecutive prompts of a channel keep the same start (a prefix providers can cache)."""
+    if total <= limit:
+        return total
+    block = max(1, limit // 4)
+    start = -(-(total - limit) // block) * block  # the first block boundary leaving <= limit
+    return total - start
 
 
 def _like_prefix(prefix: str) -> str:
@@ -239,9 +250,8 @@ class ContextBuilder:
         ).all()  # type: ignore[assignment]
         wanted = {channel_id} | {m.scope_id for m in memories if m.scope == "channel"}
         found = connection.execute(_CHANNELS, {"ids": sorted(wanted)})
-        recent: Sequence[Message] = connection.execute(
-            _RECENT, {"channel": channel_id, "limit": self._limit}
-        ).all()  # type: ignore[assignment]
+        rows = connection.execute(_RECENT, {"channel": channel_id, "limit": self._limit}).all()
+        recent: Sequence[Message] = rows[: window(rows[0].total, self._limit)] if rows else ()  # type: ignore[assignment]
         target: Sequence[Message] = ()
         if thread_ts:
             target = connection.execute(

@@ -6,8 +6,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import event
 
+from app.context.builder import window
 from app.context.memories import CHANNEL_MEMORY_LIMIT, MEMORY_BUDGET_CHARS, MEMORY_CHAR_LIMIT
 from app.db.engine import create_engine, session_factory
 from app.db.models import Channel, Memory, Message, Person
@@ -184,7 +187,7 @@ def test_prompt_sections_go_from_broad_to_narrow() -> None:
     context = sample_context(memories=True)
     for template, last in (
         ("reply.j2", "## Recently in #general"),
-        ("judgment.j2", "## The thread to judge"),
+        ("judgment.j2", "## To judge: the thread"),
     ):
         prompt = render(template, context=context)
         order = ["You are tomo.", "WS-LONG", "WS-SHORT", "## Channels", "- #general", "- #random",
@@ -200,3 +203,14 @@ def test_without_memories_only_the_conversation_is_given() -> None:
     assert "## Memory" not in prompt and "## Channels" not in prompt
     assert "## Threads going on" not in prompt
     assert "the parent" in prompt and "a reply" in prompt
+
+
+@given(total=st.integers(0, 5000), limit=st.integers(1, 1000))
+def test_the_channel_window_is_bounded_and_moves_by_whole_blocks(total: int, limit: int) -> None:
+    """A prompt shows at most `limit` of a channel's newest messages; the oldest one shown
+    stays put as messages arrive, and moves on by whole blocks (a quarter of `limit`)."""
+    shown = window(total, limit)
+    block = max(1, limit // 4)
+    assert min(total, limit - block + 1) <= shown <= min(total, limit)
+    start, next_start = total - shown, total + 1 - window(total + 1, limit)
+    assert next_start == start or (next_start - start == block and next_start % block == 0)

@@ -59,9 +59,13 @@ async def test_judgment_prompt_is_one_system_message_with_the_conversation_last(
     prompt = message["content"]
     assert message["role"] == "system"
     assert "Mimi" in prompt and '"should_respond"' in prompt and "delay_seconds" in prompt
+    # Stable first (the criteria), then the channel oldest first, then what is judged and the
+    # time, last.
+    assert prompt.index("Do not respond when") < prompt.index("top-level chatter")
     assert prompt.index("top-level chatter") < prompt.index("in the thread")
-    assert prompt.index(f"thread to judge: {parent}") < prompt.index("in the thread")
-    assert "Current time" in prompt
+    judged = prompt.index(f"To judge: the thread {parent}")
+    assert prompt.index("in the thread") < judged < prompt.rindex("in the thread")
+    assert judged < prompt.index("Current time")
 
 
 async def test_should_not_respond_stays_silent_and_is_stored_with_its_reason(
