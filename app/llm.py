@@ -41,6 +41,7 @@ class Completion:
     model: str
     prompt_tokens: int | None
     completion_tokens: int | None
+    cached_tokens: int | None  # of the prompt tokens, read from the provider's cache
     cost_usd: float | None
     latency_ms: float
 
@@ -76,6 +77,19 @@ def preload() -> None:
 
 async def litellm_module() -> ModuleType:
     return _module if _module is not None else await asyncio.to_thread(_load)
+
+
+def cached_tokens(usage: Any) -> int | None:
+    """The prompt tokens the provider read from its cache, as LiteLLM reports them: OpenAI's
+    `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    for value in (
+        getattr(details, "cached_tokens", None),
+        getattr(usage, "cache_read_input_tokens", None),
+    ):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _cost(litellm: ModuleType, response: Any) -> float | None:
@@ -139,15 +153,18 @@ class LLM:
             model=str(getattr(response, "model", None) or model),
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
+            cached_tokens=cached_tokens(usage),
             cost_usd=_cost(litellm, response),
             latency_ms=(time.time() - started) * 1000,
         )
         await self._record(purpose, model, started, completion.latency_ms, completion)
         logger.info(
-            "llm %s model=%s prompt_tokens=%s completion_tokens=%s latency_ms=%.0f cost_usd=%s",
+            "llm %s model=%s prompt_tokens=%s cached_tokens=%s completion_tokens=%s "
+            "latency_ms=%.0f cost_usd=%s",
             purpose,
             model,
             completion.prompt_tokens,
+            completion.cached_tokens,
             completion.completion_tokens,
             completion.latency_ms,
             completion.cost_usd,
@@ -172,6 +189,7 @@ class LLM:
             started_at=started,
             latency_ms=latency_ms,
             prompt_tokens=completion.prompt_tokens if completion else None,
+            cached_tokens=completion.cached_tokens if completion else None,
             completion_tokens=completion.completion_tokens if completion else None,
             cost_usd=completion.cost_usd if completion else None,
             success=error is None,

@@ -182,6 +182,8 @@ class LLMCall(SQLModel, table=True):
     started_at: float = 0.0
     latency_ms: float = 0.0
     prompt_tokens: int | None = None
+    # Of the prompt tokens, those the provider read from its cache (billed at a fraction).
+    cached_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
     success: bool = True

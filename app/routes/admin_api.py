@@ -196,6 +196,7 @@ async def llm_usage(runtime: Runtime, *, now: float | None = None) -> dict[str, 
                     func.count().label("calls"),
                     func.sum(case((col(LLMCall.success) == False, 1), else_=0)).label("failures"),  # noqa: E712
                     func.sum(col(LLMCall.prompt_tokens)).label("prompt_tokens"),
+                    func.sum(col(LLMCall.cached_tokens)).label("cached_tokens"),
                     func.sum(col(LLMCall.completion_tokens)).label("completion_tokens"),
                     func.sum(col(LLMCall.cost_usd)).label("cost_usd"),
                     func.count(col(LLMCall.cost_usd)).label("priced_calls"),
@@ -217,6 +218,7 @@ def _usage_row(row: dict[str, Any]) -> dict[str, Any]:
         "calls": int(row["calls"]),
         "failures": int(row["failures"] or 0),
         "prompt_tokens": prompt,
+        "cached_tokens": int(row["cached_tokens"] or 0),
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
         "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
@@ -228,7 +230,8 @@ def _usage_row(row: dict[str, Any]) -> dict[str, Any]:
 def _total(purposes: list[dict[str, Any]]) -> dict[str, Any]:
     costs = [p["cost_usd"] for p in purposes if p["cost_usd"] is not None]
     total: dict[str, Any] = {"purpose": "total"}
-    for key in ("calls", "failures", "prompt_tokens", "completion_tokens", "total_tokens"):
+    keys = ("calls", "failures", "prompt_tokens", "cached_tokens", "completion_tokens")
+    for key in (*keys, "total_tokens"):
         total[key] = sum(p[key] for p in purposes)
     total["cost_usd"] = sum(costs) if costs else None
     total["priced_calls"] = sum(p["priced_calls"] for p in purposes)

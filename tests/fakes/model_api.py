@@ -70,6 +70,7 @@ class FakeModel(Served):
         """Forget requests, queued answers, failures, delays and the responder."""
         with self._lock:
             self.responder: Responder | None = None
+            self._last_prompt: dict[str, list[str]] = {}
             self.default_content: str = self._initial_content
             self._requests: list[ChatRequest] = []
             self._queue: deque[Answer] = deque()
@@ -150,6 +151,20 @@ class FakeModel(Served):
         with self._lock:
             return self._queue.popleft() if self._queue else self.default_content
 
+    def _cached(self, body: ChatRequest, messages: list[Any]) -> int:
+        words = " ".join(
+            f"{m.get('role')}: {m.get('content')}" for m in messages if isinstance(m, dict)
+        ).split()
+        model = str(body.get("model"))
+        before = self._last_prompt.get(model, [])
+        self._last_prompt[model] = words
+        shared = 0
+        for old, new in zip(before, words, strict=False):
+            if old != new:
+                break
+            shared += 1
+        return shared
+
     def _completion(self, body: ChatRequest, answer: Answer) -> dict[str, Any]:
         head = {
             "id": f"chatcmpl-fake-{next(self._ids)}",
@@ -170,5 +185,10 @@ class FakeModel(Served):
             completion = max(1, _words(message.get("content")))
             usage = {"prompt_tokens": prompt, "completion_tokens": completion}
             usage["total_tokens"] = prompt + completion
+            # As OpenAI reports a prefix it read from its cache: here, the words this prompt
+            # has in common from the start with the previous prompt to the same model.
+            usage["prompt_tokens_details"] = {
+                "cached_tokens": min(prompt, self._cached(body, messages))
+            }
         choice = {"index": 0, "message": message, "finish_reason": finish_reason}
         return head | {"choices": [choice], "usage": usage}

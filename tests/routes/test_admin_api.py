@@ -236,3 +236,32 @@ async def test_the_page_cannot_cancel_a_periodic_job(start_tomo: StartTomo) -> N
     assert [a.status_code for a in answers] == [303] * 3
     assert all("periodic" in unquote(a.headers["location"]) for a in answers)
     assert {"memory", "prune", "directory"} <= pending
+
+
+async def test_cached_prompt_tokens_are_recorded_per_call_and_summed(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    """The prompt tokens a provider read from its cache (the stand-in reports, as OpenAI does,
+    the start a prompt shares with the previous one) are kept with each call and summed."""
+    model.responder = lambda request: judgment_json(False)
+
+    async def calls(tomo: Any) -> list[dict[str, Any]]:
+        return await tomo.rows("SELECT prompt_tokens, cached_tokens FROM llm_call ORDER BY id")
+
+    async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
+        await tomo.message("does anyone know where the projector remote went?")
+        await wait_for(lambda: calls(tomo), what="the first judgment")
+        await tomo.message("it was in the meeting room yesterday")
+        await wait_for(lambda: len(model.requests) == 2, what="the second judgment")
+        await wait_for(lambda: _two(calls(tomo)), what="both calls recorded")
+        first, second = await calls(tomo)
+        usage = (await tomo.client.get("/admin/llm-usage", headers=BEARER)).json()
+    assert first["cached_tokens"] == 0
+    assert 0 < second["cached_tokens"] < second["prompt_tokens"]
+    [judgments] = usage["windows"]["24h"]["purposes"]
+    assert judgments["cached_tokens"] == second["cached_tokens"]
+    assert usage["windows"]["24h"]["total"]["cached_tokens"] == second["cached_tokens"]
+
+
+async def _two(rows: Any) -> bool:
+    return len(await rows) == 2
