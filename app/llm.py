@@ -31,6 +31,46 @@ logger = logging.getLogger(__name__)
 MockResponse = Callable[[str, list[dict[str, str]]], str]
 
 
+# Providers that cache a prompt's start only where it is marked (`cache_control`, passed on by
+# LiteLLM); OpenAI and others cache on their own and get plain text.
+CACHE_MARKED = frozenset({"anthropic"})
+
+
+def system_message(parts: list[str]) -> dict[str, Any]:
+    """A system message of the prompt's parts (app.prompts.render_parts): text parts, the
+    stable ones marked cacheable by `complete` where the provider takes marks."""
+    return {"role": "system", "content": [{"type": "text", "text": p} for p in parts if p]}
+
+
+def _for_provider(messages: list[dict[str, Any]], *, marks: bool) -> list[dict[str, Any]]:
+    """Text parts joined into one string, or, for a provider that takes cache marks, every
+    part of a system message but its last marked ephemeral-cacheable."""
+    shaped = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            if marks and message.get("role") == "system":
+                content = [
+                    part | {"cache_control": {"type": "ephemeral"}}
+                    if n < len(content) - 1
+                    else part
+                    for n, part in enumerate(content)
+                ]
+            else:
+                content = "".join(str(part.get("text", "")) for part in content)
+            message = message | {"content": content}
+        shaped.append(message)
+    if marks and all(m.get("role") == "system" for m in shaped):
+        # Such a provider (Anthropic) wants a turn besides the system prompt: the system
+        # message's last part, the one not marked (the conversation, the time), becomes it.
+        *before, last = shaped
+        content = last.get("content")
+        if isinstance(content, list) and len(content) > 1:
+            shaped = [*before, last | {"content": content[:-1]}]
+            shaped.append({"role": "user", "content": str(content[-1].get("text", ""))})
+    return shaped
+
+
 class LLMError(Exception):
     """The model could not answer (after LiteLLM's retries)."""
 
@@ -92,6 +132,13 @@ def cached_tokens(usage: Any) -> int | None:
     return None
 
 
+def _provider(litellm: ModuleType, model: str) -> str | None:
+    try:
+        return str(litellm.get_llm_provider(model)[1])
+    except Exception:  # an unknown model: LiteLLM's call reports it
+        return None
+
+
 def _cost(litellm: ModuleType, response: Any) -> float | None:
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost")
@@ -118,11 +165,13 @@ class LLM:
         self.mock_response: str | MockResponse | None = None
 
     async def complete(
-        self, *, purpose: str, messages: list[dict[str, str]], max_tokens: int | None = None
+        self, *, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None = None
     ) -> Completion:
         """One chat completion with the model configured for `purpose`."""
         litellm = await litellm_module()
         model = self.models.get(purpose, self._settings.LLM_MODEL)
+        provider = _provider(litellm, model)
+        messages = _for_provider(messages, marks=provider in CACHE_MARKED)
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,

@@ -43,5 +43,16 @@ def environment() -> Environment:
     return env
 
 
+# Where a template's stable start ends (`{{ cache_break }}`): what comes before it is the same
+# from one prompt to the next, the part a provider's cache mark covers (app.llm).
+CACHE_BREAK = "\x1e"
+
+
 def render(name: str, **context: Any) -> str:
-    return environment().get_template(name).render(**context).strip() + "\n"
+    return "".join(render_parts(name, **context))
+
+
+def render_parts(name: str, **context: Any) -> list[str]:
+    """The prompt in the parts its template's cache breaks mark (one part when none)."""
+    text = environment().get_template(name).render(cache_break=CACHE_BREAK, **context)
+    return (text.strip() + "\n").split(CACHE_BREAK)

@@ -20,8 +20,8 @@ from app.conversation.skips import judgment_skip
 from app.db.models import Judgment
 from app.domain import ChatMessage
 from app.jobs.kinds import JobKind
-from app.llm import LLM, LLMError
-from app.prompts import render
+from app.llm import LLM, LLMError, system_message
+from app.prompts import render_parts
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
@@ -74,12 +74,12 @@ class JudgmentService(ConversationJob):
             # Decided without the model: no tokens spent, the limit is the reason.
             return await self._decided_without_model(channel, thread_ts, newest.ts, limit)
 
-        prompt = render("judgment.j2", context=context)
+        prompt = render_parts("judgment.j2", context=context)
         decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
         verdict: Verdict | None = None
         try:
             completion = await self._llm.complete(
-                purpose="judgment", messages=[{"role": "system", "content": prompt}]
+                purpose="judgment", messages=[system_message(prompt)]
             )
             decision.model = completion.model
             decision.prompt_tokens = completion.prompt_tokens

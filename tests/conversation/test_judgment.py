@@ -4,6 +4,7 @@ decisions."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -240,3 +241,34 @@ async def test_a_failed_model_call_is_retried_when_retries_are_allowed(
         (decision,) = await decisions(tomo)
     assert decision["valid"] and decision["should_respond"]
     assert [purpose_of(r) for r in model.requests] == ["judgment", "judgment", "reply"]
+
+
+async def test_an_anthropic_model_gets_its_stable_start_marked_cacheable(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    """Where the provider caches only what is marked (Anthropic, through LiteLLM), the
+    judgment's stable start (persona, criteria, memories) carries the mark and the
+    conversation does not; the tokens it reports read from its cache are recorded."""
+    model.responder = lambda request: judgment_json(False)
+    async with start_tomo(
+        MIN_WAIT_SECONDS=0.1, LLM_JUDGMENT_MODEL="anthropic/claude-3-5-haiku-20241022"
+    ) as tomo:
+        await tomo.message("who is bringing the cake on friday?")
+        await model.wait_for_requests(1, timeout=3)
+        await tomo.message("I can bring it")
+        await model.wait_for_requests(2, timeout=3)
+        await wait_for(lambda: _calls(tomo, 2), what="both calls recorded")
+        calls = await tomo.rows("SELECT model, cached_tokens FROM llm_call ORDER BY id")
+    first, second = model.requests
+    [stable] = first["system"]
+    [turn] = first["messages"]  # Anthropic wants a turn besides the system prompt
+    conversation = json.dumps(turn["content"], ensure_ascii=False)
+    assert stable["cache_control"] == {"type": "ephemeral"} and turn["role"] == "user"
+    assert "Do not respond when" in stable["text"] and "cake" not in stable["text"]
+    assert "cake" in conversation and "Current time" in conversation
+    assert second["system"] == [stable]
+    assert calls[0]["cached_tokens"] == 0 and calls[1]["cached_tokens"] > 0
+
+
+async def _calls(tomo: Any, n: int) -> bool:
+    return len(await tomo.rows("SELECT 1 FROM llm_call")) >= n

@@ -59,6 +59,11 @@ class FakeModel(Served):
             Route(path, self._endpoint, methods=["POST"])
             for path in ("/v1/chat/completions", "/chat/completions")
         ]
+        # Anthropic's Messages API, as LiteLLM calls it for `anthropic/...` models.
+        routes += [
+            Route(path, self._messages_endpoint, methods=["POST"])
+            for path in ("/v1/messages", "/v1/v1/messages")
+        ]
         self._server = ServerThread(Starlette(routes=routes), name="fake-model")
 
     @property
@@ -71,6 +76,7 @@ class FakeModel(Served):
         with self._lock:
             self.responder: Responder | None = None
             self._last_prompt: dict[str, list[str]] = {}
+            self._last_prefix: dict[str, list[Any]] = {}
             self.default_content: str = self._initial_content
             self._requests: list[ChatRequest] = []
             self._queue: deque[Answer] = deque()
@@ -141,6 +147,45 @@ class FakeModel(Served):
         except Exception as exc:
             return _error(500, f"responder raised {exc!r}")
         return JSONResponse(self._completion(body, answer))
+
+    async def _messages_endpoint(self, request: Request) -> JSONResponse:
+        """An answer in the shape of Anthropic's Messages API (docs.anthropic.com, "Messages"
+        and "Prompt caching"): `content` blocks and `usage` with the cache's input tokens.
+        The system blocks up to the last one marked `cache_control` are the cached prefix:
+        read from the cache when the previous request to the same model had the same ones."""
+        body = json.loads(await request.body())
+        with self._lock:
+            self._requests.append(copy.deepcopy(body))
+        answer = self._answer(body)
+        text = answer if isinstance(answer, str) else str(answer.get("content", ""))
+        system = body.get("system") or []
+        blocks = [system] if isinstance(system, str) else list(system)
+        marked = [n for n, b in enumerate(blocks) if isinstance(b, dict) and b.get("cache_control")]
+        prefix = blocks[: marked[-1] + 1] if marked else []
+        size = sum(_words(b.get("text")) for b in prefix if isinstance(b, dict))
+        model = str(body.get("model"))
+        seen = self._last_prefix.get(model) == prefix and bool(prefix)
+        self._last_prefix[model] = prefix
+        words = sum(_words(m.get("content")) for m in body.get("messages") or [])
+        words += sum(_words(b.get("text")) for b in blocks if isinstance(b, dict))
+        usage = {
+            "input_tokens": max(1, words - size),
+            "output_tokens": max(1, _words(text)),
+            "cache_creation_input_tokens": 0 if seen else size,
+            "cache_read_input_tokens": size if seen else 0,
+        }
+        return JSONResponse(
+            {
+                "id": f"msg_fake{next(self._ids)}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": usage,
+            }
+        )
 
     def _answer(self, body: ChatRequest) -> Answer:
         responder = self.responder
