@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from app.context.builder import ContextBuilder, Persona
-from app.conversation.reply import conversation_turns
+from app.conversation.reply import reply_messages
 from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
 from app.llm import litellm_module
@@ -162,7 +162,9 @@ async def replay(path: Path, seed: int) -> Day:
                     tops.append(ts)
         now += 300  # the quiet wait
         async with sessions() as session:
-            context = await builder.build(session, channel_id=CHANNEL, thread_ts=thread, me=me)
+            context = await builder.build(
+                session, channel_id=CHANNEL, thread_ts=thread, me=me, now=now
+            )
         day.add(
             "judgment",
             CHANNEL,
@@ -172,13 +174,12 @@ async def replay(path: Path, seed: int) -> Day:
             continue
         now += 30
         async with sessions() as session:
-            context = await builder.build(session, channel_id=CHANNEL, thread_ts=thread, me=me)
+            context = await builder.build(
+                session, channel_id=CHANNEL, thread_ts=thread, me=me, now=now
+            )
         trigger = context.target_turns()[-1]
-        turns = conversation_turns(
-            context.target_turns(), trigger_ts=trigger.ts, limit=20, threaded=bool(thread)
-        )
-        system = {"role": "system", "content": render("reply.j2", context=context)}
-        day.add("reply", thread or CHANNEL, [system, *turns])
+        messages = reply_messages(context, trigger_ts=trigger.ts, limit=20, threaded=bool(thread))
+        day.add("reply", thread or CHANNEL, messages)
         with sqlite3.connect(path) as db:
             _insert(
                 db,

@@ -62,6 +62,15 @@ def purpose_of(request: dict[str, Any]) -> str:
     return "reply"
 
 
+def turns_of(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """A reply request's chat turns: between its system message and the current time, which
+    comes last (app.conversation.reply.reply_messages)."""
+    messages = request["messages"]
+    assert messages[0]["role"] == "system" and messages[-1]["role"] == "system"
+    assert str(messages[-1]["content"]).startswith("Current time:")
+    return list(messages[1:-1])
+
+
 def judgment_json(should_respond: bool, *, delay: float | None = 0, reason: str = "test") -> str:
     return json.dumps(
         {

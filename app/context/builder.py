@@ -125,13 +125,13 @@ def _memories_statement() -> Select[Any]:
 _MEMORIES = _memories_statement()
 
 
-def window(total: int, limit: int) -> int:
-    """How many of a channel's newest messages a prompt shows: at most `limit`, its oldest one
-    moving on only by whole blocks of a quarter of `limit` as new messages arrive, so that
-    consecutive prompts of a channel keep the same start (a prefix providers can cache)."""
+def window(total: int, limit: int, *, blocks: int = 4) -> int:
+    """How many of the newest of `total` messages a prompt shows: at most `limit`, the oldest
+    one shown moving on only by whole blocks (`limit` / `blocks`) as messages arrive, so that
+    consecutive prompts keep the same start (a prefix providers can cache)."""
     if total <= limit:
         return total
-    block = max(1, limit // 4)
+    block = max(1, limit // blocks)
     start = -(-(total - limit) // block) * block  # the first block boundary leaving <= limit
     return total - start
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.context.builder import ContextBuilder
+from app.context.builder import ContextBuilder, window
 from app.conversation import claims
 from app.conversation.job import ConversationJob
 from app.conversation.locks import ConversationLocks
@@ -22,7 +22,7 @@ from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLM, LLMError
-from app.prompts import render
+from app.prompts import render_parts
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
 from app.slack.mrkdwn import format_reply
@@ -36,14 +36,18 @@ def conversation_turns(
     messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
 ) -> list[dict[str, str]]:
     """The conversation as chat turns, oldest first, ending with the message answered: a
-    thread's parent, then the `limit` most recent messages before the trigger, then the trigger.
+    thread's parent, then the `limit` most recent messages before the trigger, then the trigger
+    (at a top level or in a DM, the most recent of at most `limit`, from a block boundary).
     tomo's own messages are the assistant's, everyone else's start with <@USER_ID>."""
     before = [m for m in messages if float(m.ts) < float(trigger_ts)]
     answered = [m for m in messages if m.ts == trigger_ts]
     parent: list[ChatMessage] = []
     if threaded and before and not before[0].thread_ts:
         parent, before = before[:1], before[1:]
-    chosen = parent + before[-limit:] + answered
+    if threaded:
+        chosen = parent + before[-limit:] + answered
+    else:  # a channel's top level or a DM: its start moves on by whole blocks (a cacheable prefix)
+        chosen = before[len(before) - window(len(before), limit, blocks=2) :] + answered
     turns = []
     for message in chosen:
         if message.from_self:
@@ -55,6 +59,19 @@ def conversation_turns(
         )
         turns.append({"role": "user", "content": f"{who}{name}: {message.text}"})
     return turns
+
+
+def reply_messages(
+    context: Context, *, trigger_ts: str, limit: int, threaded: bool
+) -> list[dict[str, str]]:
+    """The reply's prompt: the system message (what stays the same from one reply to the
+    next), the conversation as turns, and last the current time, so that consecutive replies
+    share everything but their newest turns and the time (a prefix providers can cache)."""
+    system, now = render_parts("reply.j2", context=context)
+    turns = conversation_turns(
+        context.target_turns(), trigger_ts=trigger_ts, limit=limit, threaded=threaded
+    )
+    return [{"role": "system", "content": system}, *turns, {"role": "system", "content": now}]
 
 
 # Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
@@ -168,18 +185,12 @@ class ReplyService(ConversationJob):
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
         if claim.chunks is not None:  # taken over after posting may have begun
             return await self._deliver(claim, claim.chunks, look_first=True)
-        system = render("reply.j2", context=context)
-        turns = conversation_turns(
-            context.target_turns(),
-            trigger_ts=claim.trigger_ts,
-            limit=self._limit,
-            threaded=bool(claim.thread_ts),
+        messages = reply_messages(
+            context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
         )
         failure: str | None = None
         try:
-            completion = await self._llm.complete(
-                purpose="reply", messages=[{"role": "system", "content": system}, *turns]
-            )
+            completion = await self._llm.complete(purpose="reply", messages=messages)
             chunks = format_reply(completion.text)
             if not chunks or not usable(completion.text):
                 failure = f"unusable answer: {completion.text[:80]!r}"

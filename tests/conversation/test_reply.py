@@ -9,8 +9,9 @@ import time
 from typing import Any
 
 from app.conversation.locks import ConversationLocks
-from app.conversation.reply import APOLOGY
-from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
+from app.conversation.reply import APOLOGY, conversation_turns
+from app.domain import ChatMessage
+from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, turns_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
 
@@ -70,8 +71,9 @@ async def test_the_reply_request_is_a_system_message_then_the_conversation_as_tu
         (claim,) = await claims(tomo)
     (request,) = model.requests
     roles = [m["role"] for m in request["messages"]]
-    assert roles == ["system", "user", "user", "assistant", "user"]
-    system, *turns = request["messages"]
+    assert roles == ["system", "user", "user", "assistant", "user", "system"]
+    system, *turns, now = request["messages"]
+    assert now["content"].startswith("Current time:")  # last: everything before it is shared
     assert "planning the offsite" in system["content"] or "#general" in system["content"]
     assert turns[0]["content"].startswith("<@U2>") and turns[0]["content"].endswith(
         "planning the offsite"
@@ -97,7 +99,7 @@ async def test_a_top_level_reply_turns_use_the_stored_top_level_messages(
         await tomo.message("how was it?", user="U1")
         await slack.wait_for_posts(1, timeout=3)
     reply_request = next(r for r in model.requests if purpose_of(r) == "reply")
-    turns = reply_request["messages"][1:]
+    turns = turns_of(reply_request)
     assert [t["content"].split(":", 1)[0].split(" ")[0] for t in turns] == ["<@U2>", "<@U1>"]
     assert turns[-1]["content"].endswith("how was it?")
     assert slack.calls_to("conversations.replies") == []  # the top level uses stored messages
@@ -319,3 +321,26 @@ async def test_a_long_answer_is_split_into_several_posts_in_the_same_thread(
     assert all(len(p["text"]) <= 4000 for p in posts)
     assert "".join(p["text"] for p in posts).replace("\n", "").count("Part ") == 3
     assert [r["ts"] for r in mine] == [p["ts"] for p in posts]
+
+
+def test_a_long_top_level_conversation_keeps_its_first_turn_for_a_while() -> None:
+    """At a channel's top level or in a DM, the turns are at most THREAD_HISTORY_LIMIT of the
+    latest, starting at a block boundary: the first turn moves on only every half limit, so
+    consecutive replies share their start (a prefix providers can cache)."""
+
+    def message(n: int) -> ChatMessage:
+        return ChatMessage(
+            ts=f"1700000000.{n:06d}", thread_ts="", user_id="U1", author="Alice",
+            text=f"message {n}", created_at=1_700_000_000 + n, from_self=False,
+        )  # fmt: skip
+
+    firsts, sizes = [], []
+    for count in range(21, 41):  # the trigger and the count - 1 messages before it
+        messages = tuple(message(n) for n in range(count))
+        turns = conversation_turns(messages, trigger_ts=messages[-1].ts, limit=20, threaded=False)
+        firsts.append(turns[0]["content"])
+        sizes.append(len(turns) - 1)
+    assert all(11 <= size <= 20 for size in sizes)
+    # 20 messages more, two moves of the start, by half the limit each (10 messages).
+    moves = [n for n in range(1, len(firsts)) if firsts[n] != firsts[n - 1]]
+    assert moves == [1, 11]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.conftest import StartTomo, Tomo
+from tests.conftest import StartTomo, Tomo, turns_of
 from tests.fakes import FakeModel, FakeSlack
 
 
@@ -51,7 +51,7 @@ async def test_the_reply_sees_the_parent_and_the_latest_replies_of_a_long_thread
         stored = await tomo.rows("SELECT ts, thread_ts, user_id, route FROM message ORDER BY ts")
     calls = slack.calls_to("conversations.replies")
     assert len(calls) == 2 and calls[1].get("cursor")  # paged to the end
-    turns = model.last_request["messages"][1:]
+    turns = turns_of(model.last_request)
     assert [said(t) for t in turns] == [
         "the parent: where shall we go?",
         "reply 248",
@@ -79,7 +79,7 @@ async def test_a_short_thread_is_given_whole(
     async with start_tomo(MIN_WAIT_SECONDS=30, THREAD_HISTORY_LIMIT=20) as tomo:
         await mention_in(tomo, parent)
         await slack.wait_for_posts(1, timeout=3)
-    turns = model.last_request["messages"][1:]
+    turns = turns_of(model.last_request)
     assert [said(t) for t in turns] == [
         "the parent: where shall we go?",
         "reply 1",
@@ -100,7 +100,7 @@ async def test_a_failing_replies_call_falls_back_to_the_stored_messages(
         (post,) = await slack.wait_for_posts(1, timeout=4)
     assert post["thread_ts"] == parent
     assert slack.calls_to("conversations.replies")  # it was tried
-    turns = model.last_request["messages"][1:]
+    turns = turns_of(model.last_request)
     assert [said(t) for t in turns] == [
         "stored parent",
         "stored reply",
@@ -125,7 +125,7 @@ async def test_an_unreadable_replies_answer_falls_back_to_the_stored_messages(
         await mention_in(tomo, parent)
         (post,) = await slack.wait_for_posts(1, timeout=4)
     assert post["thread_ts"] == parent
-    turns = model.last_request["messages"][1:]
+    turns = turns_of(model.last_request)
     assert [said(t) for t in turns] == ["stored parent", "<@UBOT> so, what do you think?"]
 
 
@@ -143,7 +143,7 @@ async def test_a_rate_limited_replies_call_falls_back_at_once(
         waited = time.monotonic() - started
     assert post["thread_ts"] == parent and waited < 4  # not the 30 s Retry-After
     assert len(slack.calls_to("conversations.replies")) == 1
-    turns = model.last_request["messages"][1:]
+    turns = turns_of(model.last_request)
     assert turns[0]["content"].endswith("stored parent")
 
 
@@ -154,7 +154,7 @@ async def test_a_top_level_mention_needs_no_history_call(
         await tomo.message("<@UBOT> hello")
         await slack.wait_for_posts(1, timeout=3)
     assert slack.calls_to("conversations.replies") == []
-    assert len(model.last_request["messages"]) == 2
+    assert len(turns_of(model.last_request)) == 1
 
 
 async def test_a_parent_deleted_while_tomo_missed_the_event_is_marked_deleted_at_refresh(

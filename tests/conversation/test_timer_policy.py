@@ -7,7 +7,7 @@ import asyncio
 import time
 from typing import Any
 
-from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
+from tests.conftest import StartTomo, judgment_json, purpose_of, turns_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
 
@@ -88,10 +88,10 @@ async def test_two_top_level_mentions_never_merge(
     assert sorted(p["thread_ts"] for p in slack.posts()) == sorted([first, second])
     assert len(posts) == 2
     # Each reply saw only its own mention.
-    last_turns = sorted(r["messages"][-1]["content"] for r in model.requests)
+    last_turns = sorted(turns_of(r)[-1]["content"] for r in model.requests)
     assert last_turns[0].startswith("<@U1>") and last_turns[0].endswith("first question")
     assert last_turns[1].startswith("<@U2>") and last_turns[1].endswith("second question")
-    assert all(len(r["messages"]) == 2 for r in model.requests)
+    assert all(len(turns_of(r)) == 1 for r in model.requests)
 
 
 async def test_direct_message_is_answered_where_it_was_written(
@@ -216,7 +216,7 @@ async def test_a_direct_message_conversation_carries_tomos_earlier_answer(
         await tomo.message("great!", channel="D1", channel_type="im", ts=f"{time.time():.6f}")
         posts = await slack.wait_for_posts(2, timeout=3)
     assert [p["thread_ts"] for p in posts] == [None, None]
-    turns = model.last_request["messages"][1:]
+    turns = turns_of(model.last_request)
     assert [t["role"] for t in turns] == ["user", "assistant", "user"]
     assert turns[1]["content"] == "I'm fine, thanks!" and turns[2]["content"].endswith("great!")
 

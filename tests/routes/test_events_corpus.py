@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
+from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, turns_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.routes.events_corpus import CASES, Case
 
@@ -141,7 +141,7 @@ def check(
             (channel, shift(thread) if thread else None)
         ]
         (reply,) = [r for r in model.requests if purpose_of(r) == "reply"]
-        last = reply["messages"][-1]
+        last = turns_of(reply)[-1]
         assert last["role"] == "user" and last["content"].strip(), "never an empty turn"
         for part in case.last_turn_has:
             assert part in last["content"], f"{part!r} not in the last turn {last['content']!r}"
