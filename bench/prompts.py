@@ -6,7 +6,9 @@ A seeded day in #general: four people, 96 messages in 24 bursts (one an hour, at
 or in a thread of an earlier message), a judgment after each burst, a reply by tomo after most
 of them, and the channel's and workspace's memories rewritten every six hours. Each prompt is
 built the way the jobs build it, from tomo's real schema (Alembic), context builder and
-templates, at the moment the job would run; nothing is sent to a model. Printed per purpose:
+templates, at the moment the job would run, and sent through tomo's LiteLLM wrapper to the
+model stand-in (bench/standins.py, in a process of its own, answering at once). Printed per
+purpose:
 the calls, their prompt tokens (LiteLLM's token counter, gpt-4o-mini's tokenizer), and the
 share of each prompt's text it has in common from the start with the previous prompt of the
 same channel (judgments) or the same conversation (replies): the part a provider that caches
@@ -17,6 +19,7 @@ prefixes bills at its cached price. Last line:
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import sqlite3
 import tempfile
@@ -29,11 +32,11 @@ from app.context.builder import ContextBuilder, Persona
 from app.conversation.reply import reply_messages
 from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
-from app.llm import litellm_module
-from app.prompts import render
-from app.settings import DEFAULT_PERSONA_PROMPT
+from app.llm import LLM, litellm_module, system_message
+from app.prompts import render_parts
+from app.settings import DEFAULT_PERSONA_PROMPT, Settings
 from app.slack.identity import Me
-from bench.common import machine, median
+from bench.common import free_port, machine, median, running, uvicorn, wait_ready
 
 CHANNEL = "C0001"
 PEOPLE = {"U0001": "Aiko", "U0002": "Ben", "U0003": "Chika", "U0004": "Dan"}
@@ -48,11 +51,15 @@ class Day:
     """The prompts of the day, in order, by purpose and by the conversation they belong to."""
 
     litellm: ModuleType
+    llm: LLM
+    answered: dict[str, int] = field(default_factory=dict)
     prompts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (key, text)
     tokens: dict[str, list[int]] = field(default_factory=dict)
 
-    def add(self, purpose: str, key: str, messages: list[dict[str, str]]) -> None:
-        text = "\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+    async def add(self, purpose: str, key: str, messages: list[dict[str, Any]]) -> None:
+        await self.llm.complete(purpose=purpose, messages=messages)
+        self.answered[purpose] = self.answered.get(purpose, 0) + 1
+        text = "\n".join(f"[{m['role']}]\n{_text(m['content'])}" for m in messages)
         self.prompts.setdefault(purpose, []).append((key, text))
         count = self.litellm.token_counter(model="gpt-4o-mini", messages=messages)
         self.tokens.setdefault(purpose, []).append(int(count))
@@ -68,6 +75,13 @@ class Day:
                 shares.append(common_prefix(before, text) / len(text))
             last[key] = text
         return shares
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether one string or text parts (app.llm.system_message)."""
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content)
+    return str(content)
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -120,7 +134,7 @@ def _remember(db: sqlite3.Connection, hour: int, now: float, newest: str) -> Non
         )
 
 
-async def replay(path: Path, seed: int) -> Day:
+async def replay(path: Path, seed: int, *, model_url: str) -> Day:
     engine = create_engine(f"sqlite:///{path}")
     await upgrade_to_head(engine)
     sessions = session_factory(engine)
@@ -132,7 +146,16 @@ async def replay(path: Path, seed: int) -> Day:
     )
     me = Me(user_id="UBOT", bot_id="BBOT")
     rng = random.Random(seed)
-    day = Day(await litellm_module())
+    values: dict[str, Any] = {
+        "SLACK_SIGNING_SECRET": "bench",
+        "SLACK_BOT_TOKEN": "xoxb-bench",
+        "LLM_MODEL": "openai/gpt-4o-mini",
+        "LLM_API_BASE": model_url,
+        "LLM_API_KEY": "sk-bench",
+        "LLM_MAX_RETRIES": 0,
+    }
+    settings = Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    day = Day(await litellm_module(), LLM(settings))
     start = 1_790_000_000.0
     answered = set(rng.sample(range(BURSTS), REPLIES))
     with sqlite3.connect(path) as db:
@@ -165,11 +188,8 @@ async def replay(path: Path, seed: int) -> Day:
             context = await builder.build(
                 session, channel_id=CHANNEL, thread_ts=thread, me=me, now=now
             )
-        day.add(
-            "judgment",
-            CHANNEL,
-            [{"role": "system", "content": render("judgment.j2", context=context)}],
-        )
+        prompt = render_parts("judgment.j2", context=context)
+        await day.add("judgment", CHANNEL, [system_message(prompt)])
         if burst not in answered:
             continue
         now += 30
@@ -179,7 +199,7 @@ async def replay(path: Path, seed: int) -> Day:
             )
         trigger = context.target_turns()[-1]
         messages = reply_messages(context, trigger_ts=trigger.ts, limit=20, threaded=bool(thread))
-        day.add("reply", thread or CHANNEL, messages)
+        await day.add("reply", thread or CHANNEL, messages)
         with sqlite3.connect(path) as db:
             _insert(
                 db,
@@ -195,14 +215,21 @@ async def replay(path: Path, seed: int) -> Day:
 def main() -> None:
     print(machine())
     with tempfile.TemporaryDirectory(prefix="tomo-bench-prompts-") as folder:
-        day = asyncio.run(replay(Path(folder) / "day.db", seed=7))
+        port = free_port()
+        environment = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        standins = uvicorn("bench.standins:app", port=port, env=environment)
+        with running(standins):
+            wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
+            model_url = f"http://127.0.0.1:{port}/v1"
+            day = asyncio.run(replay(Path(folder) / "day.db", seed=7, model_url=model_url))
     summary: dict[str, Any] = {}
     for purpose in ("judgment", "reply"):
         tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)
         summary[purpose] = (median(shared) if shared else 0.0, max(tokens, default=0))
         of = "channel" if purpose == "judgment" else "conversation"
         print(
-            f"{purpose:9} {len(tokens):3d} calls, prompt tokens: {sum(tokens)} in all, median "
+            f"{purpose:9} {day.answered.get(purpose, 0):3d} calls answered, prompt tokens: "
+            f"{sum(tokens)} in all, median "
             f"{median(tokens) if tokens else 0:.0f}, max {max(tokens, default=0)}; shared from "
             f"the start with the previous of its {of}: median {summary[purpose][0]:.0%} "
             f"over {len(shared)} pairs"
