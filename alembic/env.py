@@ -12,16 +12,22 @@ import logging
 from logging.config import fileConfig
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 import app.db.models  # noqa: F401  (registers the tables)
+from app.db.migrate import MIGRATION_LOCK_KEY
 
 target_metadata = SQLModel.metadata
 logger = logging.getLogger("alembic.env")
 
 
 def run_with(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        # Several instances starting at once on one database: one migrates, the others wait
+        # here to the end of its transaction, then find the schema at head.
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
     context.configure(
         connection=connection,
         target_metadata=target_metadata,

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -21,6 +22,7 @@ from sqlmodel import SQLModel
 
 from app.db.engine import create_engine
 from app.db.migrate import PROJECT_ROOT, SCHEMA_HEAD, _upgrade, current_revision, upgrade_to_head
+from tests.conftest import TEST_DATABASE_URL
 
 TABLES = {
     "channel",
@@ -171,3 +173,38 @@ async def test_0003_classifies_the_messages_stored_before_it(database_url: str) 
         ("1.000005", "system", True, ""),
         ("1.000006", "conversational", False, "also in the channel"),
     ]
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="several instances share PostgreSQL")
+async def test_instances_starting_together_migrate_a_fresh_database_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Several tomo processes started at once on an empty database (a deploy of several
+    instances) each bring the schema to head as `uvicorn app.main:app` does at start-up: one
+    migrates it, the others wait and find it done; none fails on a table another creates."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
+    script = (
+        "import asyncio\n"
+        "from app.db.engine import create_engine\n"
+        "from app.db.migrate import upgrade_to_head\n"
+        f"engine = create_engine({database_url!r})\n"
+        "asyncio.run(upgrade_to_head(engine))\n"
+    )
+
+    def start() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=PROJECT_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    done = await asyncio.gather(*(asyncio.to_thread(start) for _ in range(4)))
+    assert [d.returncode for d in done] == [0] * 4, [d.stderr[-800:] for d in done]
+    engine = create_engine(database_url)
+    try:
+        assert await current_revision(engine) == SCHEMA_HEAD
+    finally:
+        await engine.dispose()
