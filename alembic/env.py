@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 import app.db.models  # noqa: F401  (registers the tables)
-from app.db.migrate import MIGRATION_LOCK_KEY
+from app.db.migrate import MIGRATION_LOCK_KEY, ours
 
 target_metadata = SQLModel.metadata
 logger = logging.getLogger("alembic.env")
@@ -33,6 +33,7 @@ def run_with(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_name=ours,
     )
     migration = context.get_context()
     before = migration.get_current_revision()

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import llm as llm_module
 from app.context.builder import ContextBuilder
+from app.conversation import claims
 from app.conversation.intake import Intake
 from app.conversation.judgment import JudgmentService
 from app.conversation.on_it import OnIt
@@ -29,6 +30,7 @@ from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.job_services import JobServices
+from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.jobs.runner import InlineJobs, JobRunner
 from app.jobs.supervisor import WorkerJobs
@@ -47,7 +49,7 @@ PRUNE_SECONDS = 3600.0
 
 @dataclass
 class Runtime(Core):
-    timers: Timers = field(kw_only=True)
+    timers: TimerBackend = field(kw_only=True)
     jobs: JobRunner = field(kw_only=True)
     on_it: OnIt = field(kw_only=True)  # the sign this process puts up around a reply job
     timer_policy: TimerPolicy = field(kw_only=True)
@@ -94,6 +96,7 @@ class Runtime(Core):
                 self.timer_policy,
                 min_wait=self.settings.MIN_WAIT_SECONDS,
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
+                replying=await self.timers.replies_running(),
             )
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], name: str) -> None:
@@ -115,14 +118,16 @@ def build_runtime(
     engine: AsyncEngine,
     *,
     slack: SlackClient | None = None,
-    timers: Timers | None = None,
+    timers: TimerBackend | None = None,
 ) -> Runtime:
     """Everything wired together; `slack` and `timers` may be replaced (the offline replay
     passes a local Slack stand-in and timers that compress time). Here, and only here, it is
-    decided where jobs run: in the job worker process (JOB_WORKER=process) or inline."""
+    decided which engine keeps the timers (JOB_BACKEND) and where jobs run: in the job worker
+    process (JOB_WORKER=process) or inline."""
     in_worker = settings.JOB_WORKER == "process"
     core = build_core(settings, engine, runs_jobs=not in_worker, slack=slack)
-    timers = Timers() if timers is None else timers
+    if timers is None:
+        timers = build_timers(settings, engine)
     jobs: JobRunner
     if in_worker:
         jobs = WorkerJobs(settings, core.identity, on_restart=lambda: runtime.restore_timers())
@@ -155,6 +160,23 @@ def build_runtime(
         intake=intake,
     )
     return runtime
+
+
+def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
+    if settings.JOB_BACKEND != "procrastinate":
+        return Timers()
+    from app.jobs.database_timers import DatabaseTimers  # Procrastinate loads only when used
+
+    async def hand_back(kind: JobKind, details: dict[str, Any]) -> None:
+        """A reply whose instance died mid-way: its claim is owed again, for the retry."""
+        if kind is JobKind.REPLY:
+            await claims.interrupt(
+                engine, channel=details["channel"], thread_ts=details["thread_ts"]
+            )
+
+    return DatabaseTimers(
+        settings.DATABASE_URL, stalled_seconds=settings.JOB_STALLED_SECONDS, on_stalled=hand_back
+    )
 
 
 async def _after_identity(runtime: Runtime) -> None:
@@ -194,7 +216,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     timers.every(
         JobKind.MEMORY, seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS, func=runtime.jobs.memory
     )
-    timers.start()
+    await timers.start()
     runtime.spawn(_after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:

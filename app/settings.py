@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Annotated, get_args
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
@@ -79,6 +79,12 @@ class Settings(DatabaseSettings):
     # A worker that answers nothing, not even the parent's pings, for this long is hung (its
     # event loop blocked): it is killed and replaced, and the timers are restored.
     JOB_WORKER_TIMEOUT_SECONDS: float = Field(default=60, gt=0)
+    # Which engine keeps the timers: "apscheduler" (this process's memory; one instance) or
+    # "procrastinate" (Procrastinate jobs in the PostgreSQL database; any number of instances).
+    JOB_BACKEND: str = "apscheduler"
+    # With Procrastinate: an instance silent (no heartbeat) for this long is taken for dead,
+    # and the jobs it was running run again elsewhere.
+    JOB_STALLED_SECONDS: float = Field(default=30, ge=1, le=600)
 
     @field_validator("AUTO_REPLY_CHANNELS", mode="before")
     @classmethod
@@ -108,6 +114,20 @@ class Settings(DatabaseSettings):
         if value.lower() not in {"process", "inline"}:
             raise ValueError("is not a place to run jobs; allowed: process or inline")
         return value.lower()
+
+    @field_validator("JOB_BACKEND")
+    @classmethod
+    def _check_backend(cls, value: str, info: ValidationInfo) -> str:
+        backend = value.lower()
+        if backend not in {"apscheduler", "procrastinate"}:
+            raise ValueError("is not a job backend; allowed: apscheduler or procrastinate")
+        database = str(info.data.get("DATABASE_URL", ""))
+        if backend == "procrastinate" and not database.startswith(("postgres:", "postgresql")):
+            raise ValueError(
+                "procrastinate keeps its jobs in PostgreSQL: DATABASE_URL must be a "
+                "postgresql:// (or postgres://) URL"
+            )
+        return backend
 
     @field_validator("SLACK_API_URL")
     @classmethod

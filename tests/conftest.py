@@ -25,6 +25,8 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
+from app.jobs.backend import Timer
+from app.jobs.timers import Timers
 from app.main import create_app
 from app.runtime import Runtime
 from app.settings import Settings
@@ -250,6 +252,16 @@ class Tomo:
         assert response.status_code == 200, response.text
         return ts
 
+    @property
+    def memory_timers(self) -> Timers:
+        """The in-memory timers (the default backend), for tests that reach into them."""
+        assert isinstance(self.runtime.timers, Timers)
+        return self.runtime.timers
+
+    async def timers(self, *kinds: str) -> list[Timer]:
+        """The pending timers (of these kinds), soonest first."""
+        return [t for t in await self.runtime.timers.list() if not kinds or t.kind in kinds]
+
     async def rows(self, sql: str, **params: Any) -> list[dict[str, Any]]:
         async with self.runtime.engine.connect() as connection:
             result = await connection.execute(text(sql), params)
@@ -257,7 +269,7 @@ class Tomo:
 
 
 async def wait_for(
-    predicate: Callable[[], Awaitable[bool] | bool], *, timeout: float = 5.0, what: str = "it"
+    predicate: Callable[[], Awaitable[object] | object], *, timeout: float = 5.0, what: str = "it"
 ) -> None:
     deadline = time.monotonic() + timeout
     while True:

@@ -222,7 +222,7 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
     async with start_tomo() as tomo:
         mention = await tomo.message("<@UBOT> are you still there?")
         await model.wait_for_requests(1, timeout=3)
-        running = tomo.runtime.timers.running_jobs
+        running = tomo.memory_timers.running_jobs
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
@@ -260,7 +260,7 @@ async def test_a_reply_posted_but_not_marked_finished_is_not_posted_again(
 
     async with start_tomo() as tomo:
         await asyncio.sleep(0.5)
-        jobs = [job for job in tomo.runtime.timers.list() if job.kind == "reply"]
+        jobs = [job for job in (await tomo.runtime.timers.list()) if job.kind == "reply"]
     assert len(slack.posts()) == 1 and len(model.requests) == 1 and jobs == []
 
 

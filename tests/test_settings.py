@@ -23,6 +23,17 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.DATABASE_URL == "sqlite:///./data/tomo.db"
     assert settings.THREAD_HISTORY_LIMIT == 20
     assert settings.admin_token is None
+    assert settings.JOB_BACKEND == "apscheduler"
+
+
+def test_procrastinate_needs_postgresql(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir("/")
+    monkeypatch.setenv("JOB_BACKEND", "procrastinate")
+    with pytest.raises(SettingsError) as stopped:
+        load_settings(**REQUIRED)  # the default database: SQLite
+    assert "JOB_BACKEND" in str(stopped.value) and "PostgreSQL" in str(stopped.value)
+    for url in ("postgres://u:p@db.example/tomo", "postgresql+asyncpg://u@localhost/tomo"):
+        assert load_settings(**REQUIRED, DATABASE_URL=url).JOB_BACKEND == "procrastinate"
 
 
 def test_environment_is_read_and_channels_split(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,6 +57,8 @@ def test_environment_is_read_and_channels_split(monkeypatch: pytest.MonkeyPatch)
         ("THREAD_HISTORY_LIMIT", "101"),
         ("JITTER_RATIO", "2"),
         ("LOG_FORMAT", "xml"),
+        ("JOB_BACKEND", "celery"),
+        ("JOB_STALLED_SECONDS", "0"),
     ],
 )
 def test_invalid_value_names_the_variable(

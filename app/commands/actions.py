@@ -29,8 +29,8 @@ from app.context.memories import clip
 from app.conversation.channel_modes import Mode, set_mode
 from app.conversation.own_voice import OwnVoice
 from app.db.models import Memory, Message
+from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
-from app.jobs.timers import Timers
 from app.memory.control import forget_channel, remembered
 from app.slack.commands import SlashCommand
 
@@ -55,7 +55,7 @@ class Commands:
         self,
         *,
         engine: AsyncEngine,
-        timers: Timers,
+        timers: TimerBackend,
         voice: OwnVoice,
         persona_name: str,
         auto_reply_channels: frozenset[str],
@@ -144,7 +144,7 @@ class Commands:
         activity = await self._voice.activity(channel, now=now)
         timers = [
             t
-            for t in self._timers.list()
+            for t in await self._timers.list()
             if t.channel == channel
             and t.kind in (JobKind.JUDGMENT, JobKind.REPLY)
             and t.seconds_left is not None
@@ -155,7 +155,7 @@ class Commands:
         return {
             "persona": self._persona,
             "mode": mode,
-            "timers": timers,  # soonest first, as Timers.list gives them
+            "timers": timers,  # soonest first, as the timers list them
             "last_joined_at": activity.last_joined_at,
             "replies_today": activity.replies_today,
             "cooldown": self._voice.cooldown,

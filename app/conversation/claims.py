@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, insert, select, update
+from sqlalchemy import case, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
@@ -228,11 +228,28 @@ def _in_background(work: Coroutine[Any, Any, None]) -> None:
     task.add_done_callback(_releasing.discard)
 
 
-async def interrupt_unfinished(session: AsyncSession) -> int:
-    """At start-up (one process): claims left `claimed` by the previous life are interrupted."""
+async def interrupt_unfinished(session: AsyncSession, *, keep: set[tuple[str, str]]) -> int:
+    """At start-up: claims left `claimed` by a stopped process are interrupted; those of the
+    conversations in `keep` (channel, thread_ts), whose reply runs now, are not."""
     connection = await session.connection()
-    result = await connection.execute(
-        update(Reply).where(col(Reply.status) == CLAIMED).values(status=INTERRUPTED)
-    )
+    leftover = [col(Reply.status) == CLAIMED]
+    if keep:
+        leftover.append(tuple_(col(Reply.channel), col(Reply.thread_ts)).not_in(list(keep)))
+    result = await connection.execute(update(Reply).where(*leftover).values(status=INTERRUPTED))
     await session.commit()
     return int(result.rowcount or 0)
+
+
+async def interrupt(engine: AsyncEngine, *, channel: str, thread_ts: str) -> int:
+    """The conversation's claims still `claimed` by a job whose process died: owed again."""
+    async with engine.begin() as connection:
+        result = await connection.execute(
+            update(Reply)
+            .where(
+                col(Reply.status) == CLAIMED,
+                col(Reply.channel) == channel,
+                col(Reply.thread_ts) == thread_ts,
+            )
+            .values(status=INTERRUPTED)
+        )
+        return int(result.rowcount or 0)

@@ -76,7 +76,10 @@ class Intake:
             elif outcome.duplicate:
                 logger.info("duplicate delivery acknowledged, not processed again")
             elif isinstance(change, NewMessage) and outcome.applied:
-                self._timer_policy.on_new_message(change.message, change.route)
+                try:
+                    await self._timer_policy.on_new_message(change.message, change.route)
+                except Exception:  # the job database failed; the message is recorded
+                    logger.exception("setting the timers of message %s failed", change.message.ts)
                 self._directory.note_people([change.message.user_id])
                 logger.info("message %s routed to %s", change.message.ts, change.route.kind.value)
             elif isinstance(event, MemberJoined) and event.user_id == self._identity.user_id:

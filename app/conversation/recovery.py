@@ -35,11 +35,14 @@ async def restore_timers(
     min_wait: float,
     max_age: float,
     now: float | None = None,
+    replying: set[tuple[str, str]] | None = None,
 ) -> int:
-    """Give every conversation still awaiting a judgment or a reply its timer back."""
+    """Give every conversation still awaiting a judgment or a reply its timer back; one whose
+    timer is still there (another instance's, with several) keeps it. `replying`: the
+    conversations whose reply runs now, somewhere: their claims are not left over."""
     now = time.time() if now is None else now
     since = now - max_age
-    interrupted = await claims.interrupt_unfinished(session)
+    interrupted = await claims.interrupt_unfinished(session, keep=replying or set())
     if interrupted:
         logger.warning("%d reply(ies) were cut short by the last stop", interrupted)
     # A conversation's newest message is its newest turn: a note (a join, a topic) or a
@@ -68,12 +71,13 @@ async def restore_timers(
     # the conversation's next reply job, which looks its posts up in Slack first.
     for reply in replies:
         if reply.status in claims.OWED and reply.chunks is not None:
-            timer_policy.schedule_reply(
+            await timer_policy.schedule_reply(
                 channel=reply.channel,
                 thread_ts=reply.thread_ts,
                 run_at=now,
                 latest_ts=reply.trigger_ts,
                 reason=claims.reason_of(reply),
+                replace=False,
             )
             restored += 1
     for (channel, thread_ts), message in newest.items():
@@ -82,29 +86,32 @@ async def restore_timers(
             continue
         if message.route == RouteKind.REPLY.value:
             reason = reply_reason(message)
-            timer_policy.schedule_reply(
+            await timer_policy.schedule_reply(
                 channel=channel,
                 thread_ts=thread_ts,
                 run_at=now,
                 latest_ts=message.ts,
                 reason=reason,
+                replace=False,
             )
         elif message.route == RouteKind.JUDGMENT.value:
             decision = judged.get(key)
             if decision is None:
-                timer_policy.schedule_judgment(
+                await timer_policy.schedule_judgment(
                     channel=channel,
                     thread_ts=thread_ts,
                     latest_ts=message.ts,
                     run_at=max(now, message.created_at + min_wait),
+                    replace=False,
                 )
             elif decision.should_respond and decision.reply_at is not None:
-                timer_policy.schedule_reply(
+                await timer_policy.schedule_reply(
                     channel=channel,
                     thread_ts=thread_ts,
                     latest_ts=message.ts,
                     run_at=max(now, decision.reply_at),
                     reason=ReplyReason.JUDGMENT,
+                    replace=False,
                 )
             else:
                 continue

@@ -11,8 +11,8 @@ from typing import Any
 
 from app.db.models import Judgment
 from app.domain import ReplyReason, Route, RouteKind
+from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
-from app.jobs.timers import Timers
 from app.slack.events import IncomingMessage
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ class TimerPolicy:
     def __init__(
         self,
         *,
-        timers: Timers,
+        timers: TimerBackend,
         judge: JudgeFunc,
         reply: JobFunc,
         min_wait: float,
@@ -38,20 +38,22 @@ class TimerPolicy:
     ) -> None:
         self._timers = timers
         self._judge = judge
-        self._reply = reply
         self._min_wait = min_wait
         self._jitter_ratio = jitter_ratio
+        timers.handle(JobKind.JUDGMENT, self.judge)
+        timers.handle(JobKind.REPLY, reply)
 
-    def on_new_message(self, message: IncomingMessage, route: Route) -> None:
-        """Set the timers a newly recorded message calls for. No I/O: this is the ack path."""
+    async def on_new_message(self, message: IncomingMessage, route: Route) -> None:
+        """Set the timers a newly recorded message calls for. This is the ack path: with the
+        default backend no I/O happens here; with Procrastinate, its database writes."""
         if route.kind is RouteKind.RECORD:
             return
         channel, conversation = message.channel, route.conversation_ts
         if message.thread_ts or route.kind is RouteKind.REPLY:
-            self._leave_top_level(message)
+            await self._leave_top_level(message)
         if route.kind is RouteKind.REPLY:
-            self._timers.cancel(JobKind.JUDGMENT, channel=channel, thread_ts=conversation)
-            self.schedule_reply(
+            await self._timers.cancel(JobKind.JUDGMENT, channel=channel, thread_ts=conversation)
+            await self.schedule_reply(
                 channel=channel,
                 thread_ts=conversation,
                 run_at=time.time(),
@@ -59,41 +61,41 @@ class TimerPolicy:
                 reason=route.reason or ReplyReason.MENTION,
             )
             return
-        self._timers.cancel(JobKind.REPLY, channel=channel, thread_ts=conversation)
-        self.schedule_judgment(
+        await self._timers.cancel(JobKind.REPLY, channel=channel, thread_ts=conversation)
+        await self.schedule_judgment(
             channel=channel,
             thread_ts=conversation,
             run_at=time.time() + quiet_wait(self._min_wait, self._jitter_ratio),
             latest_ts=message.ts,
         )
 
-    def _leave_top_level(self, message: IncomingMessage) -> None:
+    async def _leave_top_level(self, message: IncomingMessage) -> None:
         """A reply under the newest top-level message (or a top-level mention, which starts its
         own thread) means the channel's top level has nothing left to judge or answer."""
         anchor = message.thread_ts or message.ts
         for kind in (JobKind.JUDGMENT, JobKind.REPLY):
-            job = self._timers.get(kind, channel=message.channel, thread_ts="")
-            if job is None:
+            timer = await self._timers.get(kind, channel=message.channel, thread_ts="")
+            if timer is None:
                 continue
-            if not message.thread_ts or job.kwargs.get("latest_ts") == anchor:
-                self._timers.cancel(kind, channel=message.channel, thread_ts="")
+            if not message.thread_ts or timer.latest_ts == anchor:
+                await self._timers.cancel(kind, channel=message.channel, thread_ts="")
 
     async def judge(self, **job: Any) -> Judgment | None:
         """The judgment job: the decision (made wherever jobs run), then its reply timer."""
         decision = await self._judge(**job)
-        self.after_judgment(decision)
+        await self.after_judgment(decision)
         return decision
 
-    def after_judgment(self, decision: Judgment | None) -> None:
+    async def after_judgment(self, decision: Judgment | None) -> None:
         """A decision to speak becomes a reply timer, unless the conversation moved on."""
         if decision is None or not decision.should_respond or decision.reply_at is None:
             return
         channel, thread_ts = decision.channel, decision.thread_ts
-        if self._timers.pending(channel, thread_ts):
+        if await self._timers.pending(channel, thread_ts):
             # A mention's reply, or a newer message's judgment, has taken over.
             logger.info("the conversation moved on meanwhile; not scheduling a reply")
             return
-        self.schedule_reply(
+        await self.schedule_reply(
             channel=channel,
             thread_ts=thread_ts,
             run_at=decision.reply_at,
@@ -101,29 +103,36 @@ class TimerPolicy:
             reason=ReplyReason.JUDGMENT,
         )
 
-    def schedule_judgment(
-        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str
+    async def schedule_judgment(
+        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, replace: bool = True
     ) -> None:
-        self._timers.set(
+        await self._timers.set(
             JobKind.JUDGMENT,
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,
-            func=self.judge,
             latest_ts=latest_ts,
+            replace=replace,
         )
         logger.debug("judgment %s:%s at %.1f", channel, thread_ts, run_at)
 
-    def schedule_reply(
-        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, reason: ReplyReason
+    async def schedule_reply(
+        self,
+        *,
+        channel: str,
+        thread_ts: str,
+        run_at: float,
+        latest_ts: str,
+        reason: ReplyReason,
+        replace: bool = True,
     ) -> None:
-        self._timers.set(
+        await self._timers.set(
             JobKind.REPLY,
             channel=channel,
             thread_ts=thread_ts,
             run_at=run_at,
-            func=self._reply,
             latest_ts=latest_ts,
-            reason=reason,
+            replace=replace,
+            reason=str(reason),  # a job's details are JSON with Procrastinate
         )
         logger.debug("reply %s:%s at %.1f (%s)", channel, thread_ts, run_at, reason)

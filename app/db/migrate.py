@@ -18,10 +18,16 @@ logger = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The newest revision in alembic/versions; tests/db/test_migrate.py keeps the two in step.
-SCHEMA_HEAD = "0007"
+SCHEMA_HEAD = "0008"
 # The advisory lock that migrations take on PostgreSQL (alembic/env.py), so instances starting
 # together migrate a database once; any constant would do ("migr").
 MIGRATION_LOCK_KEY = 0x6D696772
+
+
+def ours(name: str | None, kind: str, _parents: object = None) -> bool:
+    """For Alembic's comparisons of the database with the models: Procrastinate's tables are
+    its own (applied whole by migration 0008), not the models'."""
+    return not (kind == "table" and (name or "").startswith("procrastinate_"))
 
 
 async def current_revision(engine: AsyncEngine) -> str | None:

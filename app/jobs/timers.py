@@ -1,18 +1,20 @@
-"""The timers: an APScheduler 3 AsyncIOScheduler with an in-memory job store (app.jobs.timer_store).
+"""The default timers (JOB_BACKEND=apscheduler): an APScheduler 3 AsyncIOScheduler with an
+in-memory job store (app.jobs.timer_store), behind app.jobs.backend's interface.
 
 Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
 `reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
 a cache: the database stays the truth and `app.conversation.recovery` rebuilds it at start-up.
+One process holds them, so one instance of tomo runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +22,8 @@ from apscheduler.job import Job
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.triggers.date import DateTrigger
 
-from app.jobs.kinds import JobKind, job_id
+from app.jobs.backend import BackendName, Handler, Timer, newer, soonest_first
+from app.jobs.kinds import CONVERSATION_JOBS, JobKind, job_id
 from app.jobs.timer_store import TimerScheduler, TimerStore
 
 logger = logging.getLogger(__name__)
@@ -39,18 +42,9 @@ JOB_DEFAULTS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Timer:
-    id: str
-    kind: JobKind
-    channel: str | None
-    thread_ts: str | None
-    run_at: datetime | None
-    seconds_left: float | None
-    latest_ts: str | None
-
-
 class Timers:
+    name: BackendName = "apscheduler"
+
     def __init__(self) -> None:
         # The store is held here too: the ack path looks jobs up and moves them in it directly,
         # once the scheduler runs (before that, APScheduler keeps added jobs aside).
@@ -62,8 +56,12 @@ class Timers:
         )
         self._running: set[asyncio.Task[Any]] = set()
         self._periodic: set[str] = set()  # ids of the jobs `every` added
+        self._handlers: dict[JobKind, Handler] = {}
 
-    def start(self) -> None:
+    def handle(self, kind: JobKind, func: Handler) -> None:
+        self._handlers[kind] = func
+
+    async def start(self) -> None:
         self.scheduler.start()
 
     def shutdown(self) -> None:
@@ -85,7 +83,7 @@ class Timers:
         self.shutdown()
 
     @property
-    def running_jobs(self) -> set[asyncio.Task[Any]]:
+    def running_jobs(self) -> builtins.set[asyncio.Task[Any]]:
         return set(self._running)
 
     async def _run(self, func: Callable[..., Awaitable[Any]], /, **kwargs: Any) -> None:
@@ -109,23 +107,27 @@ class Timers:
     def running(self) -> bool:
         return bool(self.scheduler.running)
 
-    def set(
+    async def set(
         self,
         kind: JobKind,
         *,
         channel: str,
         thread_ts: str,
         run_at: float,
-        func: Callable[..., Awaitable[Any]],
         latest_ts: str,
+        replace: bool = True,
         **kwargs: Any,
     ) -> None:
         """Schedule (or replace) the conversation's job of this kind at `run_at` (epoch s)."""
         identifier = job_id(kind, channel, thread_ts)
+        func = self._handlers[kind]
         details = {"channel": channel, "thread_ts": thread_ts, "latest_ts": latest_ts, **kwargs}
         run_date = datetime.fromtimestamp(run_at, UTC)
         trigger = DateTrigger(run_date, timezone=UTC)
         pending = self._store.lookup_job(identifier) if self.running else None
+        held = pending or (None if self.running else self.scheduler.get_job(identifier))
+        if held is not None and (not replace or newer(held.kwargs.get("latest_ts"), latest_ts)):
+            return
         if pending is not None and pending.args == (func,) and pending.next_run_time is not None:
             # Moving a pending timer, as every message of a busy conversation does, in the
             # store itself: modify_job would validate every field again and wake the scheduler,
@@ -172,10 +174,13 @@ class Timers:
             kwargs=details,
         )
 
-    def cancel(self, kind: JobKind, *, channel: str, thread_ts: str) -> bool:
-        return self.remove(job_id(kind, channel, thread_ts))
+    async def cancel(self, kind: JobKind, *, channel: str, thread_ts: str) -> bool:
+        return self._remove(job_id(kind, channel, thread_ts))
 
-    def remove(self, identifier: str) -> bool:
+    async def remove(self, identifier: str) -> bool:
+        return self._remove(identifier)
+
+    def _remove(self, identifier: str) -> bool:
         """Cancel a judgment or reply timer; False when there is none. Periodic jobs (memory,
         prune, directory) are never removed: nothing would add them back before a restart."""
         if identifier in self._periodic:
@@ -188,15 +193,15 @@ class Timers:
             return False
         return True
 
-    def pending(self, channel: str, thread_ts: str) -> bool:
+    async def pending(self, channel: str, thread_ts: str) -> bool:
         """Whether the conversation has a judgment or a reply timer waiting."""
-        return any(
-            self.get(kind, channel=channel, thread_ts=thread_ts)
-            for kind in (JobKind.JUDGMENT, JobKind.REPLY)
-        )
+        return any(self._job(job_id(kind, channel, thread_ts)) for kind in CONVERSATION_JOBS)
 
-    def get(self, kind: JobKind, *, channel: str, thread_ts: str) -> Job | None:
-        identifier = job_id(kind, channel, thread_ts)
+    async def get(self, kind: JobKind, *, channel: str, thread_ts: str) -> Timer | None:
+        job = self._job(job_id(kind, channel, thread_ts))
+        return None if job is None else _timer(job, time.time())
+
+    def _job(self, identifier: str) -> Job | None:
         if self.running:
             return self._store.lookup_job(identifier)  # type: ignore[no-any-return]
         return self.scheduler.get_job(identifier)
@@ -204,7 +209,8 @@ class Timers:
     def is_periodic(self, identifier: str) -> bool:
         return identifier in self._periodic
 
-    def every(self, name: JobKind, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
+    def every(self, kind: JobKind, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
+        name = kind
         self._periodic.add(name)
         self.scheduler.add_job(
             self._run,
@@ -216,24 +222,32 @@ class Timers:
             replace_existing=True,
         )
 
-    def list(self) -> list[Timer]:
-        now = time.time()
-        timers = []
-        for job in self.scheduler.get_jobs():
-            run_at: datetime | None = getattr(job, "next_run_time", None)
-            left = max(0.0, run_at.timestamp() - now) if run_at else None
-            timers.append(
-                Timer(
-                    id=job.id,
-                    kind=JobKind(job.name),
-                    channel=job.kwargs.get("channel"),
-                    thread_ts=job.kwargs.get("thread_ts"),
-                    run_at=run_at,
-                    seconds_left=left,
-                    latest_ts=job.kwargs.get("latest_ts"),
-                )
-            )
-        return sorted(timers, key=lambda t: t.run_at.timestamp() if t.run_at else float("inf"))
+    async def list(self) -> builtins.list[Timer]:
+        return self.timers()
 
-    def count(self, kind: JobKind) -> int:
+    def timers(self) -> builtins.list[Timer]:
+        """What `list` answers, without a turn of the event loop (the replay's clock)."""
+        now = time.time()
+        return soonest_first([_timer(job, now) for job in self.scheduler.get_jobs()])
+
+    async def count(self, kind: JobKind) -> int:
         return sum(1 for job in self.scheduler.get_jobs() if job.name == kind)
+
+    async def replies_running(self) -> builtins.set[tuple[str, str]]:
+        # Only this process runs them, and it asks before any has started.
+        return set()
+
+
+def _timer(job: Job, now: float) -> Timer:
+    run_at: datetime | None = getattr(job, "next_run_time", None)
+    reason = job.kwargs.get("reason")
+    return Timer(
+        id=job.id,
+        kind=JobKind(job.name),
+        channel=job.kwargs.get("channel"),
+        thread_ts=job.kwargs.get("thread_ts"),
+        run_at=run_at,
+        seconds_left=max(0.0, run_at.timestamp() - now) if run_at else None,
+        latest_ts=job.kwargs.get("latest_ts"),
+        reason=str(reason) if reason is not None else None,
+    )

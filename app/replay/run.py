@@ -155,7 +155,7 @@ class Replay:
             model=settings.LLM_MODEL, messages=[{"role": "user", "content": "-"}], mock_response="-"
         )
         runtime.recorder.start()
-        self.timers.start()
+        await self.timers.start()
         await runtime.identity.learn(self.slack)
         await runtime.directory.sync_channels()
         app = create_app(settings)  # its routes only: the lifespan is this replay's own
@@ -217,7 +217,7 @@ class Replay:
             elif now - quiet_since >= SETTLE_SECONDS:
                 return True
             if now > deadline:
-                waiting = [t.id for t in self.timers.list() if t.kind in ("judgment", "reply")]
+                waiting = [t.id for t in self.timers.timers() if t.kind in ("judgment", "reply")]
                 self.timeline.add("", f"gave up waiting after {timeout:g} s: {waiting}")
                 return False
             await asyncio.sleep(0.02)

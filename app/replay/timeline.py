@@ -120,20 +120,25 @@ class ReplayTimers(Timers):
         self._after = after
         self.observed_running = 0
 
-    def set(
+    def handle(self, kind: JobKind, func: Callable[..., Awaitable[Any]]) -> None:
+        super().handle(kind, self._observed(kind, func))
+
+    async def set(
         self,
         kind: JobKind,
         *,
         channel: str,
         thread_ts: str,
         run_at: float,
-        func: Callable[..., Awaitable[Any]],
         latest_ts: str,
+        replace: bool = True,
         **kwargs: Any,
     ) -> None:
         now = time.time()
         wait = max(0.0, run_at - now)
-        replaced = self.get(kind, channel=channel, thread_ts=thread_ts) is not None
+        replaced = await self.get(kind, channel=channel, thread_ts=thread_ts) is not None
+        if replaced and not replace:
+            return
         why = f" ({kwargs['reason']})" if kwargs.get("reason") else ""
         when = "now" if wait < 0.5 else f"in {clock(wait)}"
         entry = (
@@ -145,18 +150,17 @@ class ReplayTimers(Timers):
             job.later.append(entry)  # told after the decision that set it
         else:
             self._timeline.add(*entry)
-        super().set(
+        await super().set(
             kind,
             channel=channel,
             thread_ts=thread_ts,
             run_at=now + wait / self._speed,
-            func=self._observed(kind, func),
             latest_ts=latest_ts,
             **kwargs,
         )
 
-    def remove(self, identifier: str) -> bool:
-        removed = super().remove(identifier)
+    def _remove(self, identifier: str) -> bool:
+        removed = super()._remove(identifier)
         kind, _, rest = identifier.partition(":")
         if removed and kind in (JobKind.JUDGMENT, JobKind.REPLY):
             channel, _, thread_ts = rest.partition(":")
@@ -167,7 +171,7 @@ class ReplayTimers(Timers):
     def busy(self) -> bool:
         """A judgment or reply is waiting or running."""
         return self.observed_running > 0 or any(
-            t.kind in (JobKind.JUDGMENT, JobKind.REPLY) for t in self.list()
+            t.kind in (JobKind.JUDGMENT, JobKind.REPLY) for t in self.timers()
         )
 
     def _observed(

@@ -93,7 +93,7 @@ async def list_jobs(runtime: AdminRuntime) -> dict[str, Any]:
                 if timer.seconds_left is not None
                 else None,
             }
-            for timer in runtime.timers.list()
+            for timer in await runtime.timers.list()
         ]
     }
 
@@ -103,6 +103,6 @@ async def cancel_job(job_id: str, request: Request, runtime: AdminRuntime) -> di
     refuse_cross_site(request)
     if runtime.timers.is_periodic(job_id):
         raise HTTPException(status_code=409, detail=f"{job_id} is periodic: it cannot be cancelled")
-    if not runtime.timers.remove(job_id):
+    if not await runtime.timers.remove(job_id):
         raise HTTPException(status_code=404, detail=f"no job {job_id}")
     return {"cancelled": job_id}

@@ -15,7 +15,7 @@ from sqlmodel import col, select
 
 from app.conversation.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
-from app.jobs.kinds import JobKind
+from app.jobs.kinds import CONVERSATION_JOBS
 from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
 
@@ -48,7 +48,7 @@ async def _channel_names(runtime: Runtime) -> dict[str, str]:
 
 async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
     """The judgment and reply timers, soonest first, with the message that set each."""
-    timers = [t for t in runtime.timers.list() if t.kind in (JobKind.JUDGMENT, JobKind.REPLY)]
+    timers = [t for t in await runtime.timers.list() if t.kind in CONVERSATION_JOBS]
     keys = [(t.channel or "", t.latest_ts or "") for t in timers]
     texts: dict[tuple[str, str], str] = {}
     if keys:
@@ -62,9 +62,6 @@ async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
     names = await _channel_names(runtime)
     result = []
     for timer in timers:
-        job = runtime.timers.get(
-            timer.kind, channel=timer.channel or "", thread_ts=timer.thread_ts or ""
-        )
         result.append(
             {
                 "id": timer.id,
@@ -74,7 +71,7 @@ async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
                 "thread_ts": timer.thread_ts,
                 "latest_ts": timer.latest_ts,
                 "latest_text": texts.get((timer.channel or "", timer.latest_ts or "")),
-                "reason": job.kwargs.get("reason") if job is not None else None,
+                "reason": timer.reason,
                 "run_at": iso(timer.run_at.timestamp()) if timer.run_at else None,
                 "seconds_left": round(timer.seconds_left, 3)
                 if timer.seconds_left is not None
@@ -130,7 +127,7 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
     async with runtime.sessions() as session:
         rows = (await session.exec(statement)).all()
     names = await _channel_names(runtime)
-    pending = {(t.channel, t.thread_ts, t.latest_ts) for t in runtime.timers.list()}
+    pending = {(t.channel, t.thread_ts, t.latest_ts) for t in await runtime.timers.list()}
     decisions = []
     for decision, status, posted_ts, text in rows:
         key = (decision.channel, decision.thread_ts, decision.latest_ts)

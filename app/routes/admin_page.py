@@ -92,7 +92,7 @@ async def cancel_from_page(
     refuse_cross_site(request)
     if runtime.timers.is_periodic(job_id):
         notice = f"{job_id} is periodic: it cannot be cancelled"
-    elif runtime.timers.remove(job_id):
+    elif await runtime.timers.remove(job_id):
         notice = f"cancelled {job_id}"
     else:
         notice = f"{job_id} had already run or been cancelled"

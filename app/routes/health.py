@@ -52,11 +52,12 @@ async def healthz(request: Request) -> JSONResponse:
         "status": ("ok" if slack == OK else "degraded") if healthy else "unavailable",
         "database": "ok" if database else "unreachable",
         "scheduler": "running" if scheduler else "stopped",
+        "backend": runtime.timers.name,
         "slack": slack,
         "bot_user_id": runtime.identity.user_id,
         "pending_jobs": {
-            JobKind.JUDGMENT: runtime.timers.count(JobKind.JUDGMENT),
-            JobKind.REPLY: runtime.timers.count(JobKind.REPLY),
+            JobKind.JUDGMENT: await runtime.timers.count(JobKind.JUDGMENT),
+            JobKind.REPLY: await runtime.timers.count(JobKind.REPLY),
         },
         "job_worker": _worker(runtime),
     }

@@ -69,7 +69,7 @@ async def test_joining_a_channel_fetches_its_recent_history(
         await wait_for(fetched, what="the joined channel's history")
         rows = await tomo.rows("SELECT route, text FROM message WHERE channel = 'C9' ORDER BY ts")
         await asyncio.sleep(0.1)
-        jobs = tomo.runtime.timers.list()
+        jobs = await tomo.runtime.timers.list()
     assert [r["text"] for r in rows] == [f"before I came {n}" for n in range(3)]
     assert {r["route"] for r in rows} == {"record"}  # history triggers nothing
     assert [c["channel"] for c in slack.calls_to("conversations.history")] == ["C9"]

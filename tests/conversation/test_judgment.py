@@ -79,7 +79,7 @@ async def test_should_not_respond_stays_silent_and_is_stored_with_its_reason(
         await wait_for(lambda: decisions(tomo), timeout=3, what="the stored decision")
         await asyncio.sleep(0.3)
         (decision,) = await decisions(tomo)
-        jobs = [job.id for job in tomo.runtime.timers.list() if job.kind == "reply"]
+        jobs = [job.id for job in (await tomo.runtime.timers.list()) if job.kind == "reply"]
     assert slack.posts() == [] and purposes(model) == ["judgment"] and jobs == []
     assert decision["latest_ts"] == ts and decision["valid"] and not decision["should_respond"]
     assert decision["reason"] == "people are chatting" and decision["confidence"] == 0.9
@@ -119,12 +119,12 @@ async def test_delay_is_clamped_to_the_maximum(
     async with start_tomo(MIN_WAIT_SECONDS=0.1, MAX_REPLY_DELAY_SECONDS=0.5) as tomo:
         await tomo.message("anyone?")
         await wait_for(
-            lambda: [j for j in tomo.runtime.timers.list() if j.kind == "reply"],
+            lambda: tomo.timers("reply"),
             timeout=3,
             what="the reply timer",
         )
         (decision,) = await decisions(tomo)
-        (job,) = [job for job in tomo.runtime.timers.list() if job.kind == "reply"]
+        (job,) = [job for job in (await tomo.runtime.timers.list()) if job.kind == "reply"]
         await slack.wait_for_posts(1, timeout=3)
     assert decision["delay_seconds"] == 0.5
     assert job.seconds_left is not None and job.seconds_left <= 0.5
@@ -143,15 +143,13 @@ async def test_a_delayed_reply_is_cancelled_by_a_new_message_then_judged_again(
     async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
         await tomo.message("is the build broken?")
         # The decision is stored first, then its reply timer is set: wait for the timer.
-        await wait_for(
-            lambda: (
-                [j.id for j in tomo.runtime.timers.list() if j.kind == "reply"] == ["reply:C1:"]
-            ),
-            timeout=3,
-            what="the reply timer of the first decision",
-        )
+
+        async def reply_timer_set() -> bool:
+            return [t.id for t in await tomo.timers("reply")] == ["reply:C1:"]
+
+        await wait_for(reply_timer_set, timeout=3, what="the reply timer of the first decision")
         second = await tomo.message("never mind, fixed it", user="U2")
-        assert not [job for job in tomo.runtime.timers.list() if job.kind == "reply"]
+        assert not [job for job in (await tomo.runtime.timers.list()) if job.kind == "reply"]
         await wait_for(lambda: len(model.requests) == 2, timeout=3, what="a new judgment")
         await asyncio.sleep(1.2)  # past the cancelled reply's time
         stored = await decisions(tomo)
@@ -192,7 +190,7 @@ async def test_a_message_already_judged_is_not_judged_again(
         ts = await tomo.message("just saying")
         await wait_for(lambda: decisions(tomo), timeout=3, what="the decision")
         # The same conversation judged again (a duplicate timer, a restart) costs nothing.
-        tomo.runtime.timer_policy.schedule_judgment(
+        await tomo.runtime.timer_policy.schedule_judgment(
             channel="C1", thread_ts="", run_at=time.time(), latest_ts=ts
         )
         again = await tomo.runtime.judgment.run(channel="C1", thread_ts="", latest_ts=ts)

@@ -174,13 +174,17 @@ async def test_a_reply_timer_set_before_quiet_does_not_post_nor_come_back_after_
     async with start_tomo(MIN_WAIT_SECONDS=0.05) as tomo:
         ts = await tomo.message("who knows a good dentist?")
         await wait_for(
-            lambda: any(t.kind == "reply" for t in tomo.runtime.timers.list()),
+            lambda: tomo.timers("reply"),
             timeout=5,
             what="the reply timer",
         )
         await run_command(tomo, "quiet 1.5s", response_url=hooks.new_url())
+
+        async def reply_ran() -> bool:
+            return not await tomo.timers("reply")
+
         await wait_for(
-            lambda: not any(t.kind == "reply" for t in tomo.runtime.timers.list()),
+            reply_ran,
             timeout=5,
             what="the reply job to run",
         )
@@ -192,7 +196,7 @@ async def test_a_reply_timer_set_before_quiet_does_not_post_nor_come_back_after_
     await asyncio.sleep(1.5)  # the quiet time is over; the reply is not owed any more
     async with start_tomo(MIN_WAIT_SECONDS=0.05) as tomo:
         await asyncio.sleep(0.5)
-        jobs = [t.id for t in tomo.runtime.timers.list() if t.kind in ("judgment", "reply")]
+        jobs = [t.id for t in (await tomo.runtime.timers.list()) if t.kind in ("judgment", "reply")]
     assert jobs == [] and slack.posts() == [] and purposes(model) == ["judgment"]
 
 

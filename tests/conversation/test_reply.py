@@ -10,7 +10,7 @@ from typing import Any
 
 from app.conversation.locks import ConversationLocks
 from app.conversation.reply import APOLOGY, conversation_turns
-from app.domain import ChatMessage
+from app.domain import ChatMessage, ReplyReason
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, turns_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -119,8 +119,8 @@ async def test_never_twice_for_the_same_latest_message(
         results = await asyncio.gather(*runs)
         await slack.wait_for_posts(1, timeout=3)
         # A second reply job for the same mention, after the first was posted.
-        tomo.runtime.timer_policy.schedule_reply(
-            channel="C1", thread_ts=ts, run_at=time.time(), latest_ts=ts, reason="mention"
+        await tomo.runtime.timer_policy.schedule_reply(
+            channel="C1", thread_ts=ts, run_at=time.time(), latest_ts=ts, reason=ReplyReason.MENTION
         )
         await asyncio.sleep(0.5)
         stored = await claims(tomo)

@@ -37,7 +37,7 @@ async def test_top_level_mention_is_answered_at_once_in_its_own_thread(
             what="the finished reply",
         )
         stored = await tomo.rows("SELECT * FROM message WHERE user_id = 'UBOT'")
-        jobs = tomo.runtime.timers.list()
+        jobs = await tomo.runtime.timers.list()
     assert posts == [
         {"channel": "C1", "text": "hello Alice", "thread_ts": ts, "ts": posts[0]["ts"]}
     ]
@@ -69,7 +69,7 @@ async def test_mention_inside_a_thread_is_answered_in_that_thread(
         parent = await tomo.message("lunch plans?", user="U2")
         await tomo.message("<@UBOT> what do you think?", thread_ts=parent)
         posts = await slack.wait_for_posts(1, timeout=3)
-        jobs = {job.id for job in tomo.runtime.timers.list()}
+        jobs = {job.id for job in (await tomo.runtime.timers.list())}
     assert posts[0]["thread_ts"] == parent
     # The parent's top-level judgment went: its conversation moved into the thread.
     assert "judgment:C1:" not in jobs
@@ -114,7 +114,7 @@ async def test_auto_reply_channel_is_answered_like_a_mention(
         ts = await tomo.message("anyone around?", channel="C2")
         posts = await slack.wait_for_posts(1, timeout=3)
         await tomo.message("just chatting", channel="C1")
-        jobs = {job.id for job in tomo.runtime.timers.list()}
+        jobs = {job.id for job in (await tomo.runtime.timers.list())}
     assert posts[0]["channel"] == "C2" and posts[0]["thread_ts"] == ts
     assert purposes(model) == ["reply"]
     assert "judgment:C1:" in jobs  # an ordinary channel still waits for a judgment
@@ -131,7 +131,9 @@ async def test_bot_messages_are_recorded_and_trigger_nothing(
         await tomo.message(
             "a DM from a bot", user=None, bot_id="B9", channel="D1", channel_type="im"
         )
-        jobs = [job for job in tomo.runtime.timers.list() if job.kind in ("judgment", "reply")]
+        jobs = [
+            job for job in (await tomo.runtime.timers.list()) if job.kind in ("judgment", "reply")
+        ]
         await asyncio.sleep(0.4)
         rows = await tomo.rows("SELECT route FROM message")
     assert jobs == []
@@ -167,11 +169,11 @@ async def test_a_thread_reply_under_the_newest_top_level_message_cancels_its_jud
     async with start_tomo(MIN_WAIT_SECONDS=0.3) as tomo:
         older = await tomo.message("older top-level message")
         newest = await tomo.message("what about friday?")
-        assert {job.id for job in tomo.runtime.timers.list()} >= {"judgment:C1:"}
+        assert {job.id for job in (await tomo.runtime.timers.list())} >= {"judgment:C1:"}
         await tomo.message("under the older one", thread_ts=older, user="U2")
-        assert "judgment:C1:" in {job.id for job in tomo.runtime.timers.list()}
+        assert "judgment:C1:" in {job.id for job in (await tomo.runtime.timers.list())}
         await tomo.message("friday works", thread_ts=newest, user="U2")
-        ids = {job.id for job in tomo.runtime.timers.list()}
+        ids = {job.id for job in (await tomo.runtime.timers.list())}
         assert "judgment:C1:" not in ids
         assert {f"judgment:C1:{older}", f"judgment:C1:{newest}"} <= ids
         await wait_for(lambda: len(model.requests) == 2, timeout=3, what="two thread judgments")

@@ -21,7 +21,14 @@ from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 from app.db.engine import create_engine
-from app.db.migrate import PROJECT_ROOT, SCHEMA_HEAD, _upgrade, current_revision, upgrade_to_head
+from app.db.migrate import (
+    PROJECT_ROOT,
+    SCHEMA_HEAD,
+    _upgrade,
+    current_revision,
+    ours,
+    upgrade_to_head,
+)
 from tests.conftest import TEST_DATABASE_URL
 
 TABLES = {
@@ -45,7 +52,8 @@ def alembic_head() -> str | None:
 
 
 def schema_differences(connection: Connection) -> list[object]:
-    return list(compare_metadata(MigrationContext.configure(connection), SQLModel.metadata))
+    context = MigrationContext.configure(connection, opts={"include_name": ours})
+    return list(compare_metadata(context, SQLModel.metadata))
 
 
 def table_names(connection: Connection) -> set[str]:

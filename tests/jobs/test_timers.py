@@ -1,121 +1,175 @@
-"""Timers: a conversation's job is replaced by id; moving it keeps one job with new details."""
+"""Timers, in both backends behind one interface: a conversation's job is replaced by id; moving
+it keeps one job with new details; it runs once, about on time."""
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import pytest
+
+from app.db.engine import create_engine
+from app.db.migrate import upgrade_to_head
+from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.jobs.timers import Timers
+from tests.conftest import TEST_DATABASE_URL, wait_for
+
+Calls = list[tuple[float, dict[str, Any]]]
+StartTimers = Callable[
+    [Callable[..., Awaitable[Any]]], contextlib.AbstractAsyncContextManager[TimerBackend]
+]
 
 
-async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new_details() -> None:
-    calls: list[dict[str, Any]] = []
+@pytest.fixture(
+    params=[
+        "apscheduler",
+        pytest.param(
+            "procrastinate",
+            marks=pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's"),
+        ),
+    ]
+)
+def start_timers(request: pytest.FixtureRequest, database_url: str) -> StartTimers:
+    """`async with start_timers(judge) as timers:` running timers of the parametrised backend
+    whose judgments call `judge`."""
 
-    async def judge(**kwargs: Any) -> None:
-        calls.append(kwargs)
+    @contextlib.asynccontextmanager
+    async def run(judge: Callable[..., Awaitable[Any]]) -> AsyncIterator[TimerBackend]:
+        timers: TimerBackend
+        if request.param == "apscheduler":
+            timers = Timers()
+        else:
+            from app.jobs.database_timers import DatabaseTimers
 
-    timers = Timers()
-    timers.start()
-    try:
-        timers.set(
-            JobKind.JUDGMENT,
-            channel="C1",
-            thread_ts="",
-            run_at=time.time() + 60,
-            func=judge,
-            latest_ts="1.000001",
-        )
-        timers.set(
-            JobKind.JUDGMENT,
-            channel="C1",
-            thread_ts="",
-            run_at=time.time() + 0.2,
-            func=judge,
-            latest_ts="1.000002",
-        )
-        (timer,) = timers.list()
-        assert (timer.id, timer.latest_ts) == ("judgment:C1:", "1.000002")
-        assert timer.seconds_left is not None and timer.seconds_left < 1
-        await asyncio.sleep(0.5)
-    finally:
-        timers.shutdown()
-    assert calls == [{"channel": "C1", "thread_ts": "", "latest_ts": "1.000002"}]
-    assert timers.list() == []
+            engine = create_engine(database_url)
+            await upgrade_to_head(engine)
+            await engine.dispose()
+            timers = DatabaseTimers(database_url, stalled_seconds=3)
+        timers.handle(JobKind.JUDGMENT, judge)
+        await timers.start()
+        try:
+            yield timers
+        finally:
+            await timers.stop()
+
+    return run
 
 
-async def test_a_timer_moved_later_runs_at_its_new_time_only() -> None:
-    calls: list[tuple[float, dict[str, Any]]] = []
-
+def recorder(calls: Calls) -> Callable[..., Awaitable[None]]:
     async def judge(**kwargs: Any) -> None:
         calls.append((time.time(), kwargs))
 
-    timers = Timers()
-    timers.start()
-    started = time.time()
-    try:
-        for latest_ts, delay in (("1.000001", 0.1), ("1.000002", 0.4)):
-            timers.set(
+    return judge
+
+
+async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new_details(
+    start_timers: StartTimers,
+) -> None:
+    calls: Calls = []
+    async with start_timers(recorder(calls)) as timers:
+        for latest_ts, delay in (("1.000001", 60), ("1.000002", 0.3)):
+            await timers.set(
+                JobKind.JUDGMENT,
+                channel="C1",
+                thread_ts="",
+                run_at=time.time() + delay,
+                latest_ts=latest_ts,
+            )
+        (timer,) = [t for t in await timers.list() if t.kind is JobKind.JUDGMENT]
+        assert (timer.id, timer.latest_ts) == ("judgment:C1:", "1.000002")
+        assert timer.seconds_left is not None and timer.seconds_left < 1
+        await wait_for(lambda: calls, what="the judgment")
+        await asyncio.sleep(0.3)  # nothing else runs
+        assert not [t for t in await timers.list() if t.kind is JobKind.JUDGMENT]
+    assert [details for _, details in calls] == [
+        {"channel": "C1", "thread_ts": "", "latest_ts": "1.000002"}
+    ]
+
+
+async def test_a_timer_moved_later_runs_at_its_new_time_only(start_timers: StartTimers) -> None:
+    calls: Calls = []
+    async with start_timers(recorder(calls)) as timers:
+        started = time.time()
+        for latest_ts, delay in (("1.000001", 0.2), ("1.000002", 1.0)):
+            await timers.set(
                 JobKind.JUDGMENT,
                 channel="C1",
                 thread_ts="1.000000",
                 run_at=started + delay,
-                func=judge,
                 latest_ts=latest_ts,
             )
-        await asyncio.sleep(0.25)
-        assert calls == []
-        await asyncio.sleep(0.4)
-    finally:
-        timers.shutdown()
+        await wait_for(lambda: calls, timeout=5, what="the moved judgment")
+        await asyncio.sleep(0.3)
     ((ran_at, details),) = calls
-    assert ran_at >= started + 0.4
+    assert ran_at >= started + 1.0
     assert details == {"channel": "C1", "thread_ts": "1.000000", "latest_ts": "1.000002"}
 
 
-async def test_cancelling_a_timer_that_is_not_there_answers_false() -> None:
-    async def judge(**kwargs: Any) -> None:
-        pass
+async def test_an_older_message_never_replaces_a_newer_ones_timer(
+    start_timers: StartTimers,
+) -> None:
+    """Two instances may set the same conversation's timer at once, in either order."""
+    calls: Calls = []
+    async with start_timers(recorder(calls)) as timers:
+        now = time.time()
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=now + 60, latest_ts="1.000002"
+        )
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=now + 30, latest_ts="1.000001"
+        )
+        timer = await timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="")
+        assert timer is not None and timer.latest_ts == "1.000002"
 
-    timers = Timers()
-    timers.start()
-    try:
-        assert not timers.cancel(JobKind.JUDGMENT, channel="C1", thread_ts="")
-        timers.set(
+
+async def test_cancelling_a_timer_that_is_not_there_answers_false(
+    start_timers: StartTimers,
+) -> None:
+    async with start_timers(recorder([])) as timers:
+        assert not await timers.cancel(JobKind.JUDGMENT, channel="C1", thread_ts="")
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time() + 60, latest_ts="1.1"
+        )
+        assert await timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is not None
+        assert await timers.pending("C1", "")
+        assert await timers.cancel(JobKind.JUDGMENT, channel="C1", thread_ts="")
+        assert await timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is None
+        assert not await timers.pending("C1", "")
+
+
+async def test_recovery_keeps_a_pending_timer(start_timers: StartTimers) -> None:
+    async with start_timers(recorder([])) as timers:
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time() + 60, latest_ts="1.1"
+        )
+        await timers.set(
             JobKind.JUDGMENT,
             channel="C1",
             thread_ts="",
-            run_at=time.time() + 60,
-            func=judge,
-            latest_ts="1.1",
+            run_at=time.time() + 5,
+            latest_ts="1.2",
+            replace=False,
         )
-        assert timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is not None
-        assert timers.cancel(JobKind.JUDGMENT, channel="C1", thread_ts="")
-        assert timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is None
-    finally:
-        timers.shutdown()
+        timer = await timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="")
+        assert timer is not None and timer.latest_ts == "1.1"
 
 
-async def test_timers_run_in_the_order_of_their_latest_times() -> None:
-    ran: list[str] = []
-
-    async def judge(**kwargs: Any) -> None:
-        ran.append(kwargs["channel"])
-
-    timers = Timers()
-    timers.start()
-    now = time.time()
-    try:
-        for channel, delay in (("C1", 0.1), ("C2", 0.2), ("C3", 0.3), ("C1", 0.4), ("C3", 0.05)):
-            timers.set(
+async def test_timers_run_in_the_order_of_their_latest_times(start_timers: StartTimers) -> None:
+    calls: Calls = []
+    async with start_timers(recorder(calls)) as timers:
+        now = time.time()
+        moves = (("C1", 0.6), ("C2", 1.2), ("C3", 1.8), ("C1", 2.4), ("C3", 0.3))
+        for n, (channel, delay) in enumerate(moves):
+            await timers.set(
                 JobKind.JUDGMENT,
                 channel=channel,
                 thread_ts="",
                 run_at=now + delay,
-                func=judge,
-                latest_ts="1.1",
+                latest_ts=f"1.{n:06d}",  # each message newer than the last
             )
-        assert [t.channel for t in timers.list()] == ["C3", "C2", "C1"]
-        await asyncio.sleep(0.6)
-    finally:
-        timers.shutdown()
-    assert ran == ["C3", "C2", "C1"]
+        listed = [t.channel for t in await timers.list() if t.kind is JobKind.JUDGMENT]
+        assert listed == ["C3", "C2", "C1"]
+        await wait_for(lambda: len(calls) == 3, timeout=6, what="three judgments")
+    assert [details["channel"] for _, details in calls] == ["C3", "C2", "C1"]

@@ -191,7 +191,7 @@ async def test_cancel_from_the_page_removes_the_timer_and_refuses_other_sites(
         foreign = await tomo.client.post(
             "/admin/cancel/judgment:C1:", headers=auth | {"Origin": "https://evil.example"}
         )
-        still = [t.id for t in tomo.runtime.timers.list()]
+        still = [t.id for t in (await tomo.runtime.timers.list())]
         cancel = await tomo.client.post(
             "/admin/cancel/judgment%3AC1%3A", headers=auth | {"Origin": "http://tomo"}
         )
@@ -219,7 +219,7 @@ async def test_the_page_cancels_nothing_without_its_own_origin(
     async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
         await tomo.message("anyone?")
         refused = await tomo.client.post("/admin/cancel/judgment:C1:", headers=headers)
-        pending = [t.id for t in tomo.runtime.timers.list()]
+        pending = [t.id for t in (await tomo.runtime.timers.list())]
     assert refused.status_code == 403
     assert "judgment:C1:" in pending
 
@@ -232,7 +232,7 @@ async def test_the_page_cannot_cancel_a_periodic_job(start_tomo: StartTomo) -> N
             )
             for name in ("memory", "prune", "directory")
         ]
-        pending = {t.id for t in tomo.runtime.timers.list()}
+        pending = {t.id for t in (await tomo.runtime.timers.list())}
     assert [a.status_code for a in answers] == [303] * 3
     assert all("periodic" in unquote(a.headers["location"]) for a in answers)
     assert {"memory", "prune", "directory"} <= pending

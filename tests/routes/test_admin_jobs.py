@@ -95,7 +95,7 @@ async def test_deleting_with_a_browsers_credentials_needs_the_pages_origin(
         foreign = await tomo.client.delete(
             "/admin/jobs/judgment:C1:", headers=basic | {"Origin": "https://evil.example"}
         )
-        pending = [t.id for t in tomo.runtime.timers.list()]
+        pending = [t.id for t in (await tomo.runtime.timers.list())]
         own = await tomo.client.delete(
             "/admin/jobs/judgment:C1:", headers=basic | {"Origin": "http://tomo"}
         )
@@ -111,7 +111,7 @@ async def test_periodic_jobs_cannot_be_cancelled(start_tomo: StartTomo) -> None:
             await tomo.client.delete(f"/admin/jobs/{name}", headers=BEARER)
             for name in ("memory", "prune", "directory")
         ]
-        removed = tomo.runtime.timers.remove("memory")
+        removed = await tomo.runtime.timers.remove("memory")
         jobs = (await tomo.client.get("/admin/jobs", headers=BEARER)).json()["jobs"]
     assert [a.status_code for a in answers] == [409] * 3
     assert "periodic" in answers[0].json()["detail"]

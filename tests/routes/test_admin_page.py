@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 
 from app.db.models import Judgment
+from app.jobs.kinds import JobKind
 from app.main import create_app
 from app.runtime import Runtime
 from app.settings import Settings
@@ -169,7 +170,7 @@ async def test_admin_page_in_chromium_shows_timers_and_decisions_and_cancels(
             "/admin/jobs", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
         )
         assert "judgment:C1:" not in [job["id"] for job in jobs.json()["jobs"]]
-        assert tomo.runtime.timers.get("judgment", channel="C1", thread_ts="") is None
+        assert await tomo.runtime.timers.get(JobKind.JUDGMENT, channel="C1", thread_ts="") is None
         assert waiting  # the message that set the cancelled timer was recorded
     for name in ("admin.png", "admin-after-cancel.png", "admin-phone.png"):
         assert (tmp_path / name).stat().st_size > 10_000

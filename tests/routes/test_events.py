@@ -151,12 +151,12 @@ async def test_redelivery_and_retries_are_not_processed_twice(start_tomo: StartT
         ts = next_ts()
         event = {"type": "message", "channel": "C1", "user": "U1", "text": "once", "ts": ts}
         first = await tomo.event(event, event_id="EvSAME")
-        jobs_after_first = tomo.runtime.timers.list()
-        tomo.runtime.timers.remove("judgment:C1:")
+        jobs_after_first = await tomo.runtime.timers.list()
+        await tomo.runtime.timers.remove("judgment:C1:")
         again = await tomo.event(event, event_id="EvSAME", retry=1)
         again2 = await tomo.event(event, event_id="EvSAME", retry=2)
         rows = await tomo.rows("SELECT count(*) AS n FROM message")
-        jobs = [t.id for t in tomo.runtime.timers.list() if t.kind == "judgment"]
+        jobs = [t.id for t in (await tomo.runtime.timers.list()) if t.kind == "judgment"]
     assert [r.status_code for r in (first, again, again2)] == [200, 200, 200]
     assert "judgment:C1:" in [t.id for t in jobs_after_first]
     assert rows[0]["n"] == 1
@@ -178,7 +178,7 @@ async def test_seen_event_ids_survive_a_restart(start_tomo: StartTomo) -> None:
 
 async def test_mention_delivered_twice_is_processed_once(start_tomo: StartTomo) -> None:
     async with start_tomo() as tomo:
-        tomo.runtime.timers.shutdown()  # keep the reply job pending so it can be counted
+        tomo.memory_timers.shutdown()  # keep the reply job pending so it can be counted
         ts = next_ts()
         await tomo.message("<@UBOT> hello", ts=ts, kind="app_mention")
         await tomo.message("<@UBOT> hello", ts=ts)

@@ -60,10 +60,10 @@ def answer(request: dict[str, Any]) -> str:
 async def settle(tomo: Tomo) -> None:
     """Until no judgment or reply is pending or running and no lookup is under way."""
 
-    def idle() -> bool:
-        timers = [t for t in tomo.runtime.timers.list() if t.kind in ("judgment", "reply")]
+    async def idle() -> bool:
+        timers = await tomo.timers("judgment", "reply")
         return (
-            not timers and not tomo.runtime.timers.running_jobs and not tomo.runtime.directory.busy
+            not timers and not tomo.memory_timers.running_jobs and not tomo.runtime.directory.busy
         )
 
     for _ in range(2):  # idle twice, a quiet wait apart

@@ -28,6 +28,7 @@ async def test_healthy_service_reports_database_scheduler_and_pending_jobs(
     body = response.json()
     assert body["status"] == "ok"
     assert body["database"] == "ok" and body["scheduler"] == "running"
+    assert body["backend"] == "apscheduler"
     assert body["slack"] == "ok"
     assert body["pending_jobs"] == {"judgment": 1, "reply": 0}
     assert body["job_worker"] == {"mode": "inline"}
@@ -68,7 +69,7 @@ async def test_unreachable_database_gives_503_and_recovery_gives_200(
 
 async def test_stopped_scheduler_gives_503(start_tomo: StartTomo) -> None:
     async with start_tomo() as tomo:
-        tomo.runtime.timers.shutdown()
+        tomo.memory_timers.shutdown()
         response = await tomo.client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["scheduler"] == "stopped"

@@ -1,0 +1,313 @@
+"""The timers as Procrastinate jobs in PostgreSQL (JOB_BACKEND=procrastinate), behind
+app.jobs.backend's interface, so any number of instances on one database behave as one tomo.
+
+What Procrastinate does, as it is meant to be used:
+- A conversation's judgment or reply is a job scheduled at its time (`schedule_at`) whose
+  queueing lock is its id (app.jobs.kinds.job_id): the database holds at most one waiting job
+  per id, whichever instance deferred it. Moving a timer cancels the waiting job and defers a
+  new one; a newer message's timer is never replaced by an older one's.
+- Every instance runs a worker. A job due is taken by exactly one of them (the database's
+  row lock); a new job wakes them (LISTEN/NOTIFY) and a scheduled one is found by polling
+  every POLL_SECONDS.
+- Periodic jobs are Procrastinate periodic tasks (a cron derived from the interval): each
+  tick is deferred once for the whole fleet.
+- A worker sends a heartbeat; jobs whose worker fell silent for JOB_STALLED_SECONDS (a
+  SIGKILL, a lost machine) are run again by the fleet's periodic `stalled` job. A job still
+  running when its instance stops (SIGTERM) is given STOP_GRACE_SECONDS, then handed back to
+  the queue for another instance.
+
+A cancel can race a job that has just started: the jobs themselves check that their
+conversation has not moved on (app.conversation.skips), and a post is claimed once
+(app.conversation.claims).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import croniter
+from procrastinate import App, PsycopgConnector, RetryStrategy
+from procrastinate import exceptions as queue_errors
+from procrastinate.jobs import Job, Status
+from sqlalchemy.engine import make_url
+
+from app.jobs.backend import BackendName, Handler, Timer, newer, soonest_first
+from app.jobs.kinds import CONVERSATION_JOBS, JobKind, job_id
+from app.jobs.timers import STOP_GRACE_SECONDS
+
+logger = logging.getLogger(__name__)
+
+# The longest a scheduled job waits past its time for a worker to look (a new job that is
+# due at once wakes the workers straight away).
+POLL_SECONDS = 0.5
+CONCURRENCY = 32  # jobs one instance runs at once; they hold no connection while they wait
+POOL_SIZE = 8  # Procrastinate's own connections per instance (our engine has its own pool)
+
+OnStalled = Callable[[JobKind, dict[str, Any]], Awaitable[None]]
+
+# A job cancelled by its instance's stop is handed back (its reply is claimed once anyway);
+# any other failure of ours is caught and logged by the job itself.
+AFTER_STOP = RetryStrategy(
+    max_attempts=5,
+    retry_exceptions=[asyncio.CancelledError, queue_errors.JobAborted],  # type: ignore[list-item]
+)
+
+
+def libpq_url(database_url: str) -> str:
+    """DATABASE_URL (any accepted form: postgres://, postgresql+asyncpg://) as libpq reads it."""
+    if database_url.startswith("postgres://"):
+        database_url = "postgresql://" + database_url[len("postgres://") :]
+    url = make_url(database_url).set(drivername="postgresql")
+    return url.render_as_string(hide_password=False)
+
+
+def cron_every(seconds: float) -> str:
+    """A cron (seconds in a 6th column) ticking about every `seconds`: the interval rounded
+    down to one that divides a minute, an hour or a day, so every tick is the same distance
+    from the last; at most daily."""
+
+    def divisor(of: int, at_most: float) -> int:
+        return max(d for d in range(1, of + 1) if of % d == 0 and d <= max(1.0, at_most))
+
+    if seconds < 60:
+        return f"* * * * * */{divisor(60, seconds)}"
+    if seconds < 3600:
+        return f"*/{divisor(60, seconds / 60)} * * * * 0"
+    if seconds < 86400:
+        return f"0 */{divisor(24, seconds / 3600)} * * * 0"
+    return "0 0 * * * 0"
+
+
+def _details(job: Job) -> dict[str, Any]:
+    return dict(job.task_kwargs)
+
+
+class DatabaseTimers:
+    name: BackendName = "procrastinate"
+
+    def __init__(
+        self, database_url: str, *, stalled_seconds: float, on_stalled: OnStalled | None = None
+    ) -> None:
+        self._connector = PsycopgConnector(
+            conninfo=libpq_url(database_url),
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs={"application_name": "tomo-jobs"},
+        )
+        self.app = App(connector=self._connector)
+        self._stalled_seconds = stalled_seconds
+        self._on_stalled = on_stalled
+        self._periodic: dict[str, str] = {}  # kind -> cron
+        self._worker: asyncio.Task[None] | None = None
+        self._opened = False
+        self.every(
+            JobKind.STALLED,
+            seconds=max(1.0, stalled_seconds / 3),
+            func=self.retry_stalled,
+        )
+
+    # -- what runs ---------------------------------------------------------------------------
+
+    def handle(self, kind: JobKind, func: Handler) -> None:
+        async def run(**details: Any) -> None:
+            await func(**details)
+
+        self.app.task(name=kind, pass_context=False, retry=AFTER_STOP)(run)
+
+    def every(self, kind: JobKind, *, seconds: float, func: Callable[[], Awaitable[Any]]) -> None:
+        async def run(timestamp: int) -> None:
+            await func()
+
+        cron = cron_every(seconds)
+        self._periodic[kind] = cron
+        task = self.app.task(name=kind, pass_context=False, queueing_lock=kind)(run)
+        self.app.periodic(cron=cron, periodic_id=kind)(task)
+
+    async def start(self) -> None:
+        logging.getLogger("procrastinate").setLevel(logging.WARNING)  # our jobs log themselves
+        await self.app.open_async()
+        self._opened = True
+        self._worker = asyncio.create_task(
+            self.app.run_worker_async(
+                name=f"tomo@{socket.gethostname()}:{os.getpid()}",
+                concurrency=CONCURRENCY,
+                wait=True,
+                install_signal_handlers=False,  # uvicorn's, and the lifespan stops us
+                listen_notify=True,
+                fetch_job_polling_interval=POLL_SECONDS,
+                delete_jobs="always",
+                update_heartbeat_interval=self._stalled_seconds / 3,
+                stalled_worker_timeout=self._stalled_seconds,
+                shutdown_graceful_timeout=STOP_GRACE_SECONDS,
+            ),
+            name="procrastinate-worker",
+        )
+
+    async def stop(self) -> None:
+        """Running jobs get STOP_GRACE_SECONDS; those still running then go back to the queue."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.cancel()
+            try:
+                await worker
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                logger.exception("the Procrastinate worker stopped on an error")
+        if self._opened:
+            self._opened = False
+            await self.app.close_async()
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None and not self._worker.done()
+
+    # -- timers ------------------------------------------------------------------------------
+
+    async def set(
+        self,
+        kind: JobKind,
+        *,
+        channel: str,
+        thread_ts: str,
+        run_at: float,
+        latest_ts: str,
+        replace: bool = True,
+        **details: Any,
+    ) -> None:
+        identifier = job_id(kind, channel, thread_ts)
+        arguments = {"channel": channel, "thread_ts": thread_ts, "latest_ts": latest_ts, **details}
+        deferrer = self.app.configure_task(
+            kind, queueing_lock=identifier, schedule_at=datetime.fromtimestamp(run_at, UTC)
+        )
+        for _attempt in range(5):
+            jobs = await self._jobs(identifier)
+            if not replace and jobs:
+                return  # recovery: a waiting or running job is kept
+            waiting = [job for job in jobs if job.status == "todo"]
+            if any(newer(job.task_kwargs.get("latest_ts"), latest_ts) for job in waiting):
+                return  # a newer message has set it meanwhile, on another instance
+            for job in waiting:
+                assert job.id is not None
+                await self.app.job_manager.cancel_job_by_id_async(job.id, delete_job=True)
+            try:
+                await deferrer.defer_async(**arguments)
+                return
+            except queue_errors.AlreadyEnqueued:
+                continue  # another instance deferred it between our cancel and defer
+        logger.warning("%s kept changing while it was being set; left as it is", identifier)
+
+    async def cancel(self, kind: JobKind, *, channel: str, thread_ts: str) -> bool:
+        return await self._cancel(job_id(kind, channel, thread_ts))
+
+    async def remove(self, identifier: str) -> bool:
+        if self.is_periodic(identifier):
+            return False
+        return await self._cancel(identifier)
+
+    async def _cancel(self, identifier: str) -> bool:
+        cancelled = False
+        for job in await self._jobs(identifier):
+            if job.status == "todo" and job.id is not None:
+                cancelled |= await self.app.job_manager.cancel_job_by_id_async(
+                    job.id, delete_job=True
+                )
+        return cancelled
+
+    async def get(self, kind: JobKind, *, channel: str, thread_ts: str) -> Timer | None:
+        now = time.time()
+        for job in await self._jobs(job_id(kind, channel, thread_ts)):
+            if job.status == "todo":
+                return self._timer(job, now)
+        return None
+
+    async def pending(self, channel: str, thread_ts: str) -> bool:
+        for kind in CONVERSATION_JOBS:
+            if await self.get(kind, channel=channel, thread_ts=thread_ts) is not None:
+                return True
+        return False
+
+    def is_periodic(self, identifier: str) -> bool:
+        return identifier in self._periodic
+
+    async def list(self) -> builtins.list[Timer]:
+        now = time.time()
+        waiting = await self.app.job_manager.list_jobs_async(status="todo")
+        timers = [self._timer(job, now) for job in waiting if job.task_name in CONVERSATION_JOBS]
+        return soonest_first(timers + self._periodic_timers(now))
+
+    async def count(self, kind: JobKind) -> int:
+        jobs = await self.app.job_manager.list_jobs_async(task=kind, status="todo")
+        return len(list(jobs))
+
+    async def replies_running(self) -> builtins.set[tuple[str, str]]:
+        running = await self.app.job_manager.list_jobs_async(task=JobKind.REPLY, status="doing")
+        return {
+            (str(job.task_kwargs["channel"]), str(job.task_kwargs["thread_ts"])) for job in running
+        }
+
+    async def _jobs(self, identifier: str) -> builtins.list[Job]:
+        """The waiting and running jobs of this id (finished ones are deleted)."""
+        jobs: Iterable[Job] = await self.app.job_manager.list_jobs_async(queueing_lock=identifier)
+        return [job for job in jobs if job.status in ("todo", "doing")]
+
+    def _timer(self, job: Job, now: float) -> Timer:
+        details = _details(job)
+        run_at = job.scheduled_at
+        return Timer(
+            id=job.queueing_lock or f"{job.task_name}:{job.id}",
+            kind=JobKind(job.task_name),
+            channel=details.get("channel"),
+            thread_ts=details.get("thread_ts"),
+            run_at=run_at,
+            seconds_left=max(0.0, run_at.timestamp() - now) if run_at else 0.0,
+            latest_ts=details.get("latest_ts"),
+            reason=details.get("reason"),
+        )
+
+    def _periodic_timers(self, now: float) -> builtins.list[Timer]:
+        timers = []
+        for kind, cron in self._periodic.items():
+            if kind == JobKind.STALLED:
+                continue
+            tick = croniter.croniter(cron, now).get_next(float)
+            timers.append(
+                Timer(
+                    id=kind,
+                    kind=JobKind(kind),
+                    channel=None,
+                    thread_ts=None,
+                    run_at=datetime.fromtimestamp(tick, UTC),
+                    seconds_left=max(0.0, tick - now),
+                    latest_ts=None,
+                )
+            )
+        return timers
+
+    # -- instances that died -----------------------------------------------------------------
+
+    async def retry_stalled(self) -> None:
+        """Jobs left running by an instance that fell silent run again (a reply's claim is
+        handed back first, so the retry can take it over)."""
+        manager = self.app.job_manager
+        stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=self._stalled_seconds)
+        for job in stalled:
+            if job.task_name in CONVERSATION_JOBS and self._on_stalled is not None:
+                await self._on_stalled(JobKind(job.task_name), _details(job))
+            try:
+                await manager.retry_job(job)
+                logger.warning(
+                    "%s was left running by a silent instance; running it again",
+                    job.queueing_lock or job.task_name,
+                )
+            except queue_errors.ConnectorException:
+                # A newer job of the same id waits already: it does this one's work.
+                await manager.finish_job(job, status=Status.FAILED, delete_job=True)
