@@ -5,25 +5,14 @@ do."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import os
-import signal
-import socket
-import sys
 import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import httpx
-import pytest
 from sqlalchemy import text
 
 from app.db.engine import create_engine
 from tests.conftest import (
-    ADMIN_TOKEN,
-    SIGNING_SECRET,
     StartTomo,
     judgment_json,
     next_ts,
@@ -31,132 +20,9 @@ from tests.conftest import (
     wait_for,
 )
 from tests.fakes import FakeModel, FakeSlack
-from tests.signing import sign
+from tests.processes import Server, server
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """One life of `uvicorn app.main:app` on 127.0.0.1, its output in a log file."""
-
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._env = env
-        self._log = log
-        self._process: asyncio.subprocess.Process | None = None
-        self._events = 0
-
-    async def start(self, timeout: float = 20.0) -> None:
-        command = [sys.executable, "-m", "uvicorn", "app.main:app"]
-        command += ["--host", "127.0.0.1", "--port", str(self.port)]
-        with self._log.open("ab") as log:
-            self._process = await asyncio.create_subprocess_exec(
-                *command, env=self._env, cwd=self._log.parent, stdout=log, stderr=log
-            )
-        deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(base_url=self.url) as client:
-            while time.monotonic() < deadline:
-                assert self._process.returncode is None, self.output()
-                with contextlib.suppress(httpx.TransportError):
-                    health = await client.get("/healthz", timeout=1)
-                    if health.status_code == 200 and health.json()["bot_user_id"]:
-                        return
-                await asyncio.sleep(0.1)
-        raise AssertionError(f"the server did not become healthy:\n{self.output()}")
-
-    async def stop(self, timeout: float = 15.0) -> bool:
-        """SIGTERM; True when the process shut down cleanly: the lifespan finished and the
-        exit status is 0 or SIGTERM's own (uvicorn >= 0.29 re-raises the signal it handled
-        once its graceful shutdown is complete, as a process manager expects)."""
-        assert self._process is not None
-        start = len(self._log.read_bytes())
-        self._process.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(self._process.wait(), timeout)
-        self._process = None
-        life = self._log.read_bytes()[start:].decode(errors="replace")
-        return (
-            code in (0, -signal.SIGTERM)
-            and "stopped cleanly" in life
-            and "Application shutdown complete" in life
-            and "Traceback" not in life
-        )
-
-    async def kill(self) -> None:
-        if self._process is not None and self._process.returncode is None:
-            self._process.kill()
-            await asyncio.wait_for(self._process.wait(), 5)
-
-    def output(self) -> str:
-        return self._log.read_text(errors="replace")[-6000:]
-
-    async def message(self, text: str, **fields: Any) -> str:
-        ts = fields.pop("ts", None) or next_ts()
-        self._events += 1
-        event = {"type": "message", "channel": "C1", "user": "U1", "text": text, "ts": ts}
-        event |= {"channel_type": "channel", "event_ts": ts, **fields}
-        envelope = {
-            "type": "event_callback",
-            "team_id": "T0001",
-            "event_id": f"EvRestart{self.port}x{self._events}",
-            "event_time": int(time.time()),
-            "event": event,
-        }
-        body = json.dumps(envelope).encode()
-        async with httpx.AsyncClient(base_url=self.url) as client:
-            response = await client.post(
-                "/slack/events", content=body, headers=sign(body, secret=SIGNING_SECRET)
-            )
-        assert response.status_code == 200, response.text
-        return ts
-
-    async def jobs(self) -> list[dict[str, Any]]:
-        async with httpx.AsyncClient(base_url=self.url) as client:
-            response = await client.get("/admin/jobs", headers=BEARER)
-        return list(response.json()["jobs"])
-
-
-@pytest.fixture
-async def server(
-    slack: FakeSlack, model: FakeModel, database_url: str, tmp_path: Path
-) -> AsyncIterator[Callable[..., Server]]:
-    base = {
-        key: value
-        for key, value in os.environ.items()
-        if key in ("PATH", "HOME", "LANG", "TZ", "TOMO_TEST_DATABASE_URL")
-    }
-    made: list[Server] = []
-
-    def make(**overrides: str) -> Server:
-        env = base | {
-            "PYTHONPATH": str(PROJECT_ROOT),
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_BOT_TOKEN": "xoxb-test-token",
-            "SLACK_API_URL": slack.url,
-            "DATABASE_URL": database_url,
-            "ADMIN_TOKEN": ADMIN_TOKEN,
-            "LLM_API_BASE": model.api_base,
-            "LLM_API_KEY": "sk-test",
-            "LLM_MODEL": "openai/test-model",
-            "LLM_MAX_RETRIES": "0",
-            "MIN_WAIT_SECONDS": "1.0",
-            "JITTER_RATIO": "0",
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            "LOG_LEVEL": "INFO",
-        }
-        made.append(Server(env | overrides, tmp_path / "server.log"))
-        return made[-1]
-
-    yield make
-    for each in made:
-        await each.kill()
+__all__ = ["server"]  # the fixture
 
 
 def answer_by_purpose(model: FakeModel, *, judgment: str, reply: str = "I'm back!") -> None:

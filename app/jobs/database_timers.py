@@ -37,6 +37,7 @@ import croniter
 from procrastinate import App, PsycopgConnector, RetryStrategy
 from procrastinate import exceptions as queue_errors
 from procrastinate.jobs import Job, Status
+from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
 
 from app.jobs.backend import BackendName, Handler, Timer, newer, soonest_first
@@ -129,12 +130,19 @@ class DatabaseTimers:
         cron = cron_every(seconds)
         self._periodic[kind] = cron
         task = self.app.task(name=kind, pass_context=False, queueing_lock=kind)(run)
-        self.app.periodic(cron=cron, periodic_id=kind)(task)
+        self.app.periodic(cron=cron, periodic_id=str(kind))(task)
+
+    async def _manager(self) -> JobManager:
+        """Procrastinate's job manager, its connections opened on first use (recovery sets
+        timers before the worker starts)."""
+        if not self._opened:
+            await self.app.open_async()
+            self._opened = True
+        return self.app.job_manager
 
     async def start(self) -> None:
         logging.getLogger("procrastinate").setLevel(logging.WARNING)  # our jobs log themselves
-        await self.app.open_async()
-        self._opened = True
+        await self._manager()
         self._worker = asyncio.create_task(
             self.app.run_worker_async(
                 name=f"tomo@{socket.gethostname()}:{os.getpid()}",
@@ -197,7 +205,7 @@ class DatabaseTimers:
                 return  # a newer message has set it meanwhile, on another instance
             for job in waiting:
                 assert job.id is not None
-                await self.app.job_manager.cancel_job_by_id_async(job.id, delete_job=True)
+                await (await self._manager()).cancel_job_by_id_async(job.id, delete_job=True)
             try:
                 await deferrer.defer_async(**arguments)
                 return
@@ -217,7 +225,7 @@ class DatabaseTimers:
         cancelled = False
         for job in await self._jobs(identifier):
             if job.status == "todo" and job.id is not None:
-                cancelled |= await self.app.job_manager.cancel_job_by_id_async(
+                cancelled |= await (await self._manager()).cancel_job_by_id_async(
                     job.id, delete_job=True
                 )
         return cancelled
@@ -240,23 +248,25 @@ class DatabaseTimers:
 
     async def list(self) -> builtins.list[Timer]:
         now = time.time()
-        waiting = await self.app.job_manager.list_jobs_async(status="todo")
+        waiting = await (await self._manager()).list_jobs_async(status="todo")
         timers = [self._timer(job, now) for job in waiting if job.task_name in CONVERSATION_JOBS]
         return soonest_first(timers + self._periodic_timers(now))
 
     async def count(self, kind: JobKind) -> int:
-        jobs = await self.app.job_manager.list_jobs_async(task=kind, status="todo")
+        jobs = await (await self._manager()).list_jobs_async(task=kind, status="todo")
         return len(list(jobs))
 
     async def replies_running(self) -> builtins.set[tuple[str, str]]:
-        running = await self.app.job_manager.list_jobs_async(task=JobKind.REPLY, status="doing")
+        running = await (await self._manager()).list_jobs_async(task=JobKind.REPLY, status="doing")
         return {
             (str(job.task_kwargs["channel"]), str(job.task_kwargs["thread_ts"])) for job in running
         }
 
     async def _jobs(self, identifier: str) -> builtins.list[Job]:
         """The waiting and running jobs of this id (finished ones are deleted)."""
-        jobs: Iterable[Job] = await self.app.job_manager.list_jobs_async(queueing_lock=identifier)
+        jobs: Iterable[Job] = await (await self._manager()).list_jobs_async(
+            queueing_lock=identifier
+        )
         return [job for job in jobs if job.status in ("todo", "doing")]
 
     def _timer(self, job: Job, now: float) -> Timer:
@@ -297,7 +307,7 @@ class DatabaseTimers:
     async def retry_stalled(self) -> None:
         """Jobs left running by an instance that fell silent run again (a reply's claim is
         handed back first, so the retry can take it over)."""
-        manager = self.app.job_manager
+        manager = await self._manager()
         stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=self._stalled_seconds)
         for job in stalled:
             if job.task_name in CONVERSATION_JOBS and self._on_stalled is not None:
