@@ -155,15 +155,16 @@ async def test_a_rolling_restart_loses_and_doubles_nothing(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
     """Old instances get SIGTERM while new ones start, with judgments pending and a reply being
-    written: each conversation is answered exactly once."""
+    written: each conversation is answered exactly once. The instances run their jobs in job
+    worker processes, as deployed by default."""
     answer_by_purpose(model, judgment=judgment_json(True, delay=0), reply="answer")
-    old = await fleet(server, 2)
+    old = await fleet(server, 2, JOB_WORKER="process")
     await old[0].message("who has the slides?", channel="C1")
     await old[1].message("what's for lunch?", channel="C2")
     model.delay(3)
     await old[0].message("<@UBOT> quick question", channel="C3")
     await model.wait_for_requests(1, timeout=20)
-    new = await fleet(server, 2)
+    new = await fleet(server, 2, JOB_WORKER="process")
     stopped = await asyncio.gather(*(instance.stop() for instance in old))
     assert all(stopped), [instance.output() for instance in old]
     model.delay(0)
