@@ -97,6 +97,27 @@ def mention(channel: str, ts: str, *, user: str = "U0001") -> list[Delivery]:
     return deliveries
 
 
+def plain(channel: str, ts: str, *, thread_ts: str | None = None, user: str = "U0001") -> Delivery:
+    """A person's message as Slack delivers it (a reply in a thread with `thread_ts`)."""
+    text = "does anyone know where the release notes are?"
+    event: dict[str, object] = {
+        "type": "message",
+        "ts": ts,
+        "event_ts": ts,
+        "channel": channel,
+        "channel_type": "channel",
+        "team": "T0001",
+        "user": user,
+        "text": text,
+        "client_msg_id": str(uuid.uuid4()),
+        "blocks": _blocks(text),
+    }
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    event_id = f"Ev{uuid.uuid4().hex[:10].upper()}"
+    return Delivery(event_id, channel, ts, THREAD if thread_ts else TOP, _envelope(event, event_id))
+
+
 class Workspace:
     """Generates deliveries; every message gets a unique ts and every delivery an event id."""
 

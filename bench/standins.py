@@ -76,8 +76,17 @@ async def calls(request: Request) -> JSONResponse:
     return JSONResponse({"calls": taken})
 
 
+# A judgment prompt asks for this JSON; the answer is "stay quiet" (no reply follows).
+QUIET = '{"should_respond": false, "delay_seconds": 0, "reason": "bench"}'
+
+
 async def completion(request: Request) -> JSONResponse:
     body = await request.json()
+    system = body["messages"][0].get("content") if body.get("messages") else ""
+    judgment = '"should_respond"' in str(system)
+    if len(_calls) < 100_000:
+        kind = "judgment" if judgment else "completion"
+        _calls.append({"method": kind, "channel": None, "ts": None, "at": time.time()})
     return JSONResponse(
         {
             "id": "chatcmpl-bench",
@@ -87,7 +96,7 @@ async def completion(request: Request) -> JSONResponse:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": "ok"},
+                    "message": {"role": "assistant", "content": QUIET if judgment else "ok"},
                     "finish_reason": "stop",
                 }
             ],
