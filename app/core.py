@@ -71,11 +71,13 @@ def build_core(
         cooldown=settings.AUTONOMOUS_COOLDOWN_SECONDS,
         daily_cap=settings.MAX_AUTONOMOUS_REPLIES_PER_DAY,
     )
+    sessions = session_factory(engine)
     services = None
     if runs_jobs:
         services = build_job_services(
             settings,
             engine,
+            sessions=sessions,
             slack=slack,
             identity=identity,
             recorder=recorder,
@@ -85,7 +87,7 @@ def build_core(
     return Core(
         settings=settings,
         engine=engine,
-        sessions=session_factory(engine),
+        sessions=sessions,
         slack=slack,
         identity=identity,
         recorder=recorder,

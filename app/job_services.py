@@ -8,11 +8,12 @@ shutdown of what they hold.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder, Persona
 from app.context.directory import Directory
@@ -22,16 +23,15 @@ from app.conversation.on_it import OnIt
 from app.conversation.own_voice import OwnVoice
 from app.conversation.reply import ReplyService
 from app.conversation.thread_history import ThreadHistory
-from app.db.engine import session_factory, sqlite_reader
+from app.db.engine import sqlite_reader
 from app.db.recorder import Recorder
+from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
 from app.llm import LLM
 from app.memory.refresh import MemoryService
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
-
-Handler = Callable[..., Awaitable[Any]]
 
 
 @dataclass
@@ -67,13 +67,13 @@ def build_job_services(
     settings: Settings,
     engine: AsyncEngine,
     *,
+    sessions: async_sessionmaker[AsyncSession],
     slack: SlackClient,
     identity: Identity,
     recorder: Recorder,
     directory: Directory,
     voice: OwnVoice,
 ) -> JobServices:
-    sessions = session_factory(engine)
     llm = LLM(settings, sessions)
     locks = ConversationLocks()
     builder = ContextBuilder(

@@ -23,7 +23,8 @@ from app import llm as llm_module
 from app.core import build_core, freeze_after_litellm, load_slack_sdk
 from app.db.engine import create_engine
 from app.job_services import JobServices
-from app.jobs.child import Child, Handler
+from app.jobs.backend import Handler
+from app.jobs.child import Child
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode
 from app.logs import setup_logging

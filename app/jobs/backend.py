@@ -19,6 +19,8 @@ from typing import Any, Literal, Protocol
 
 from app.jobs.kinds import JobKind
 
+# What a job of one kind runs, called with its details; through the job worker's socket it
+# returns what JSON can carry.
 Handler = Callable[..., Awaitable[Any]]
 BackendName = Literal["apscheduler", "procrastinate"]
 

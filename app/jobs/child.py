@@ -8,17 +8,16 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode, lines
 from app.logs import log_context
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
-
-Handler = Callable[..., Awaitable[Any]]  # returns what JSON can carry
 
 
 def _learn(worker: Child, me: dict[str, Any] | None) -> None:

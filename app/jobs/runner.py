@@ -5,13 +5,12 @@ and never ask which it is; app.runtime chooses it, once."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from app.db.models import Judgment
+from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
-
-Handler = Callable[..., Awaitable[Any]]
 
 
 class JobRunner(Protocol):

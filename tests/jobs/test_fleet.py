@@ -12,7 +12,9 @@ import pytest
 
 from tests.conftest import TEST_DATABASE_URL, StartTomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
-from tests.processes import Server, server
+from tests.fakes.response_url import FakeResponseUrl
+from tests.processes import BEARER, Server, server
+from tests.slash import run_command
 from tests.test_restart import answer_by_purpose
 
 __all__ = ["server"]  # the fixture
@@ -41,7 +43,7 @@ async def fleet(server: Callable[..., Server], size: int, **overrides: str) -> l
 
 
 async def test_in_one_process_a_mention_is_answered_and_a_burst_judged_once(
-    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, hooks: FakeResponseUrl
 ) -> None:
     answer_by_purpose(model, judgment=judgment_json(False))
     async with start_tomo(JOB_BACKEND="procrastinate", MIN_WAIT_SECONDS=0.5) as tomo:
@@ -52,6 +54,11 @@ async def test_in_one_process_a_mention_is_answered_and_a_burst_judged_once(
         for said in ("lunch?", "anyone", "ramen maybe"):
             await tomo.message(said)
         assert [t.id for t in await tomo.timers("judgment")] == ["judgment:C1:"]
+        # /tomo status and the admin page read the timers from the database too.
+        status = await run_command(tomo, "status", response_url=hooks.new_url())
+        assert "Pending timers: judgment (the top level)" in status["text"]
+        timers = (await tomo.client.get("/admin/timers", headers=BEARER)).json()["timers"]
+        assert [(t["id"], t["latest_text"]) for t in timers] == [("judgment:C1:", "ramen maybe")]
         await wait_for(lambda: purposes(model).count("judgment") == 1, timeout=10)
         await asyncio.sleep(1.0)
     assert purposes(model) == ["reply", "judgment"]
