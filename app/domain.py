@@ -50,6 +50,42 @@ class Route:
 
 
 @dataclass(frozen=True)
+class SharedFile:
+    """A file a message carries, as Slack describes it (app.slack.files), and once read, the
+    start of its text (a document's)."""
+
+    id: str
+    name: str
+    mimetype: str = ""
+    filetype: str = ""
+    size: int | None = None  # bytes, as Slack says
+    url: str = ""  # url_private_download, else url_private
+    mode: str = ""  # hosted, snippet, external, file_access (a Slack Connect stub), ...
+    stub: bool = False  # file_access check_file_info: files.info says the rest
+    text: str | None = None  # a document's text, read once (capped)
+
+    @property
+    def is_image(self) -> bool:
+        return self.mimetype in IMAGE_TYPES
+
+    @property
+    def is_pdf(self) -> bool:
+        return self.mimetype == "application/pdf" or self.filetype == "pdf"
+
+    @property
+    def is_text(self) -> bool:
+        return self.mode == "snippet" or self.mimetype.startswith("text/")
+
+    @property
+    def readable(self) -> bool:
+        """A kind of file tomo reads: an image, a PDF, a text file or a snippet."""
+        return self.is_image or self.is_pdf or self.is_text
+
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     ts: str
     thread_ts: str  # "" at the top level
@@ -61,6 +97,15 @@ class ChatMessage:
     from_bot: bool = False  # not a person: a bot, Slackbot, a user whose users.info is_bot
     edited: bool = False
     note: bool = False  # a system message (a join, a topic, a pin): a labelled note at most
+    files: tuple[SharedFile, ...] = ()
+    # Its images as data: URIs, when the prompt's model sees images (app.files.reader).
+    images: tuple[str, ...] = ()
+
+    def said(self) -> str:
+        """`<@U1> (Alice): text`, as a prompt's turn shows someone else's message."""
+        who = f"<@{self.user_id}>" if self.user_id else "(bot)"
+        name = f" ({self.author})" if self.author and self.author != self.user_id else ""
+        return f"{who}{name}: {self.text}"
 
     @property
     def is_turn(self) -> bool:

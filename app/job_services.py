@@ -17,6 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder, Persona
 from app.context.directory import Directory
+from app.conversation.job import JobParts
 from app.conversation.judgment import JudgmentService
 from app.conversation.locks import ConversationLocks
 from app.conversation.on_it import OnIt
@@ -25,6 +26,8 @@ from app.conversation.reply import ReplyService
 from app.conversation.thread_history import ThreadHistory
 from app.db.engine import sqlite_reader
 from app.db.recorder import Recorder
+from app.files.fetch import Fetcher
+from app.files.reader import FileReader
 from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
 from app.llm import LLM
@@ -38,6 +41,7 @@ from app.slack.identity import Identity
 class JobServices:
     llm: LLM
     builder: ContextBuilder
+    files: FileReader
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
@@ -60,6 +64,7 @@ class JobServices:
 
     async def close(self) -> None:
         await self.on_it.close()
+        await self.files.close()
         self.builder.close()
 
 
@@ -84,29 +89,40 @@ def build_job_services(
         reader=sqlite_reader(engine),
         learn=directory.learn,
     )
+    files = FileReader(
+        fetcher=Fetcher(
+            token=settings.SLACK_BOT_TOKEN.get_secret_value(),
+            api_url=settings.SLACK_API_URL,
+            max_bytes=int(settings.MAX_FILE_MB * 1024 * 1024),
+            timeout=settings.SLACK_TIMEOUT_SECONDS,
+        ),
+        slack=slack,
+        engine=engine,
+        max_images=settings.MAX_IMAGES_PER_PROMPT,
+    )
+    parts = JobParts(
+        sessions=sessions,
+        builder=builder,
+        llm=llm,
+        identity=identity,
+        locks=locks,
+        voice=voice,
+        files=files,
+    )
     return JobServices(
         llm=llm,
         builder=builder,
+        files=files,
         judgment=JudgmentService(
-            sessions=sessions,
-            builder=builder,
-            llm=llm,
-            identity=identity,
-            locks=locks,
-            voice=voice,
+            parts,
             max_age=settings.MAX_MESSAGE_AGE_SECONDS,
             max_delay=settings.MAX_REPLY_DELAY_SECONDS,
         ),
         reply=ReplyService(
-            sessions=sessions,
-            builder=builder,
-            llm=llm,
-            identity=identity,
+            parts,
             engine=engine,
             slack=slack,
             history=ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT),
-            locks=locks,
-            voice=voice,
             history_limit=settings.THREAD_HISTORY_LIMIT,
         ),
         memory=MemoryService(

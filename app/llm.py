@@ -42,13 +42,25 @@ def system_message(parts: list[str]) -> dict[str, Any]:
     return {"role": "system", "content": [{"type": "text", "text": p} for p in parts if p]}
 
 
+def with_images(text: str, images: tuple[str, ...]) -> list[dict[str, Any]]:
+    """A turn's content: its text, then its images (data: URIs) as OpenAI-style parts, which
+    LiteLLM turns into each provider's own."""
+    return [
+        {"type": "text", "text": text},
+        *({"type": "image_url", "image_url": {"url": uri}} for uri in images),
+    ]
+
+
 def _for_provider(messages: list[dict[str, Any]], *, marks: bool) -> list[dict[str, Any]]:
     """Text parts joined into one string, or, for a provider that takes cache marks, every
-    part of a system message but its last marked ephemeral-cacheable."""
+    part of a system message but its last marked ephemeral-cacheable. A message with images
+    keeps its parts."""
     shaped = []
     for message in messages:
         content = message.get("content")
-        if isinstance(content, list):
+        if isinstance(content, list) and not all(p.get("type") == "text" for p in content):
+            pass  # text with images: the parts go as they are
+        elif isinstance(content, list):
             if marks and message.get("role") == "system":
                 content = [
                     part | {"cache_control": {"type": "ephemeral"}}
@@ -161,8 +173,23 @@ class LLM:
             "judgment": settings.judgment_model,
             "memory": settings.memory_model,
         }
+        self._vision: dict[str, bool] = {}  # model: whether it sees images
         # Offline replay: LiteLLM's own mock responses (one text, or one chosen per call).
         self.mock_response: str | MockResponse | None = None
+
+    async def sees_images(self, purpose: str) -> bool:
+        """Whether the model of `purpose` takes images (LLM_VISION; `auto` asks LiteLLM)."""
+        if self._settings.LLM_VISION != "auto":
+            return self._settings.LLM_VISION == "true"
+        model = self.models.get(purpose, self._settings.LLM_MODEL)
+        if model not in self._vision:
+            litellm = await litellm_module()
+            try:
+                self._vision[model] = bool(litellm.supports_vision(model=model))
+            except Exception:  # a model LiteLLM does not know: it is not taken to see
+                self._vision[model] = False
+            logger.info("model %s sees images: %s", model, self._vision[model])
+        return self._vision[model]
 
     async def complete(
         self, *, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None = None

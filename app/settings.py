@@ -50,6 +50,13 @@ class Settings(DatabaseSettings):
     LLM_API_KEY: SecretStr | None = None
     LLM_TIMEOUT_SECONDS: float = Field(default=60, gt=0)
     LLM_MAX_RETRIES: int = Field(default=2, ge=0, le=10)
+    # Whether the reply and judgment models see images: "auto" asks LiteLLM of each model,
+    # "true" or "false" decide for both.
+    LLM_VISION: str = "auto"
+    # Files people share: larger ones (by Slack's size) are never downloaded, only named; at
+    # most this many images go into one prompt, the newest first.
+    MAX_FILE_MB: float = Field(default=20, gt=0, le=1000)
+    MAX_IMAGES_PER_PROMPT: int = Field(default=4, ge=0, le=20)
 
     PERSONA_NAME: str = Field(default="tomo", min_length=1)
     PERSONA_PROMPT: str | None = None
@@ -113,6 +120,13 @@ class Settings(DatabaseSettings):
     def _check_worker(cls, value: str) -> str:
         if value.lower() not in {"process", "inline"}:
             raise ValueError("is not a place to run jobs; allowed: process or inline")
+        return value.lower()
+
+    @field_validator("LLM_VISION")
+    @classmethod
+    def _check_vision(cls, value: str) -> str:
+        if value.lower() not in {"auto", "true", "false"}:
+            raise ValueError("is not a choice; allowed: auto, true or false")
         return value.lower()
 
     @field_validator("JOB_BACKEND")

@@ -56,7 +56,7 @@ MESSAGES, CHANNELS, PEOPLE, MEMORIES = (_table(m) for m in (Message, Channel, Pe
 _M = MESSAGES.c
 _CHAT_COLUMNS = (
     *(_M.ts, _M.thread_ts, _M.user_id, _M.bot_id, _M.text, _M.subtype, _M.kind),
-    *(_M.created_at, _M.edited_at),
+    *(_M.created_at, _M.edited_at, _M.files),
 )
 # Built once, with bind parameters: a context is built for every judgment and reply, and
 # building these expressions (and their cache keys) anew cost more than running them.

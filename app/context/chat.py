@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from app.db.models import Channel, Message, Person
 from app.db.poison import without_poison
 from app.domain import ChannelMessages, ChatMessage
+from app.files.shown import shown_text
+from app.slack.files import files_from_json
 from app.slack.identity import Me
 from app.slack.kinds import MessageKind, is_person
 
@@ -28,19 +30,21 @@ def to_chat(rows: Iterable[Message], people: dict[str, Person], me: Me) -> list[
     chat = []
     for row in without_poison(rows):
         author = people.get(author_id(row) or "")
+        files = files_from_json(row.files)
         chat.append(
             ChatMessage(
                 ts=row.ts,
                 thread_ts=row.thread_ts,
                 user_id=row.user_id,
                 author=display_name(author, author_id(row)),
-                text=row.text,
+                text=shown_text(row.text, files),
                 created_at=row.created_at,
                 from_self=me.wrote(row),
                 from_bot=(author is not None and author.is_bot)
                 or not is_person(user_id=row.user_id, bot_id=row.bot_id, subtype=row.subtype),
                 edited=row.edited_at is not None,
                 note=row.kind != MessageKind.CONVERSATIONAL,
+                files=files,
             )
         )
     return chat

@@ -5,50 +5,42 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel import select
-from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.context.builder import ContextBuilder
-from app.conversation.job import ConversationJob
+from app.conversation.job import ConversationJob, JobParts
 from app.conversation.judgment_answer import InvalidVerdict, Verdict, parse_verdict
-from app.conversation.locks import ConversationLocks
-from app.conversation.own_voice import OwnVoice
 from app.conversation.skips import judgment_skip
 from app.db.models import Judgment
-from app.domain import ChatMessage
+from app.domain import ChatMessage, Context
 from app.jobs.kinds import JobKind
-from app.llm import LLM, LLMError, system_message
+from app.llm import LLMError, system_message, with_images
 from app.prompts import render_parts
-from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 
 
+def judgment_messages(context: Context) -> list[dict[str, Any]]:
+    """The judgment's prompt: one system message (its stable start cacheable), and, when the
+    conversation's newest messages carry images the model can see, a user message showing
+    them, newest first (app.files.reader chose them)."""
+    messages = [system_message(render_parts("judgment.j2", context=context))]
+    shown = [m for m in reversed(context.target_messages()) if m.images]
+    if shown:
+        parts: list[dict[str, Any]] = [
+            {"type": "text", "text": "The images in the newest messages above, newest first."}
+        ]
+        for message in shown:
+            parts += with_images(message.said(), message.images)
+        messages.append({"role": "user", "content": parts})
+    return messages
+
+
 class JudgmentService(ConversationJob):
-    def __init__(
-        self,
-        *,
-        sessions: async_sessionmaker[AsyncSession],
-        builder: ContextBuilder,
-        llm: LLM,
-        identity: Identity,
-        locks: ConversationLocks,
-        voice: OwnVoice,
-        max_age: float,
-        max_delay: float,
-    ) -> None:
-        super().__init__(
-            kind=JobKind.JUDGMENT,
-            sessions=sessions,
-            builder=builder,
-            identity=identity,
-            locks=locks,
-        )
-        self._llm = llm
-        self._voice = voice
+    def __init__(self, parts: JobParts, *, max_age: float, max_delay: float) -> None:
+        super().__init__(JobKind.JUDGMENT, parts)
         self._max_age = max_age
         self._max_delay = max_delay
 
@@ -74,12 +66,12 @@ class JudgmentService(ConversationJob):
             # Decided without the model: no tokens spent, the limit is the reason.
             return await self._decided_without_model(channel, thread_ts, newest.ts, limit)
 
-        prompt = render_parts("judgment.j2", context=context)
+        context = await self._with_files(context, purpose="judgment")
         decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
         verdict: Verdict | None = None
         try:
             completion = await self._llm.complete(
-                purpose="judgment", messages=[system_message(prompt)]
+                purpose="judgment", messages=judgment_messages(context)
             )
             decision.model = completion.model
             decision.prompt_tokens = completion.prompt_tokens

@@ -7,24 +7,21 @@ import logging
 import unicodedata
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
+from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
-from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.context.builder import ContextBuilder, window
+from app.context.builder import window
 from app.conversation import claims
-from app.conversation.job import ConversationJob
-from app.conversation.locks import ConversationLocks
-from app.conversation.own_voice import OwnVoice
+from app.conversation.job import ConversationJob, JobParts
 from app.conversation.posting import Poster
 from app.conversation.skips import newest_human, reply_skip
 from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
-from app.llm import LLM, LLMError
+from app.llm import LLMError, with_images
 from app.prompts import render_parts
 from app.slack.client import SlackClient
-from app.slack.identity import Identity
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)
@@ -34,7 +31,7 @@ APOLOGY = "ごめんなさい、今はうまく答えられません。少しし
 
 def conversation_turns(
     messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """The conversation as chat turns, oldest first, ending with the message answered: a
     thread's parent, then the `limit` most recent messages before the trigger, then the trigger
     (at a top level or in a DM, the most recent of at most `limit`, from a block boundary).
@@ -48,22 +45,22 @@ def conversation_turns(
         chosen = parent + before[-limit:] + answered
     else:  # a channel's top level or a DM: its start moves on by whole blocks (a cacheable prefix)
         chosen = before[len(before) - window(len(before), limit, blocks=2) :] + answered
-    turns = []
+    turns: list[dict[str, Any]] = []
     for message in chosen:
         if message.from_self:
             turns.append({"role": "assistant", "content": message.text})
             continue
-        who = f"<@{message.user_id}>" if message.user_id else "(bot)"
-        name = (
-            f" ({message.author})" if message.author and message.author != message.user_id else ""
-        )
-        turns.append({"role": "user", "content": f"{who}{name}: {message.text}"})
+        said = message.said()
+        if message.images:  # the message's images, for a model that sees them
+            turns.append({"role": "user", "content": with_images(said, message.images)})
+        else:
+            turns.append({"role": "user", "content": said})
     return turns
 
 
 def reply_messages(
     context: Context, *, trigger_ts: str, limit: int, threaded: bool
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """The reply's prompt: the system message (what stays the same from one reply to the
     next), the conversation as turns, and last the current time, so that consecutive replies
     share everything but their newest turns and the time (a prefix providers can cache)."""
@@ -90,31 +87,18 @@ def usable(answer: str) -> bool:
 class ReplyService(ConversationJob):
     def __init__(
         self,
+        parts: JobParts,
         *,
         engine: AsyncEngine,
-        sessions: async_sessionmaker[AsyncSession],
-        builder: ContextBuilder,
-        llm: LLM,
         slack: SlackClient,
         history: ThreadHistory,
-        identity: Identity,
-        locks: ConversationLocks,
-        voice: OwnVoice,
         history_limit: int,
     ) -> None:
-        super().__init__(
-            kind=JobKind.REPLY,
-            sessions=sessions,
-            builder=builder,
-            identity=identity,
-            locks=locks,
-        )
+        super().__init__(JobKind.REPLY, parts)
         self._engine = engine
-        self._llm = llm
         self._history = history
-        self._voice = voice
         self._limit = history_limit
-        self._poster = Poster(slack=slack, engine=engine, identity=identity)
+        self._poster = Poster(slack=slack, engine=engine, identity=parts.identity)
 
     async def run(
         self,
@@ -185,6 +169,7 @@ class ReplyService(ConversationJob):
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
         if claim.chunks is not None:  # taken over after posting may have begun
             return await self._deliver(claim, claim.chunks, look_first=True)
+        context = await self._with_files(context, purpose="reply")
         messages = reply_messages(
             context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
         )

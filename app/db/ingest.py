@@ -25,6 +25,7 @@ from app.db.dialects import upsert
 from app.db.models import Message, SeenEvent
 from app.domain import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
+from app.slack.files import files_json
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
         "created_at": message.created_at,
         "edited_at": None,
         "deleted": False,
+        "files": files_json(message.files),
     }
 
 

@@ -63,6 +63,8 @@ class Message(SQLModel, table=True):
     created_at: float = 0.0
     edited_at: float | None = None  # a person's last edit (or the deletion); not an unfurl
     deleted: bool = False
+    # The files it carries (app.slack.files: JSON), with the text read from documents.
+    files: str | None = None
 
 
 class SeenEvent(SQLModel, table=True):

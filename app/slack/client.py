@@ -148,6 +148,10 @@ class SlackClient:
         data = await self._call("bots.info", bot=bot_id)
         return dict(data.get("bot") or {})
 
+    async def file_info(self, file_id: str) -> dict[str, Any]:
+        """files.info's answer (`{"ok": true, "file": {...}}`): a Slack Connect stub's details."""
+        return await self._call("files.info", file=file_id)
+
     async def conversation_info(self, channel: str) -> dict[str, Any]:
         data = await self._call("conversations.info", channel=channel)
         return dict(data.get("channel") or {})

@@ -6,6 +6,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain import SharedFile
+from app.slack.files import shared_files
 from app.slack.guards import message_problem, shown, slack_id
 from app.slack.kinds import TOMBSTONE, MessageKind, is_hidden, subtype_kind, subtype_of
 from app.slack.text import readable_text
@@ -26,6 +28,7 @@ class IncomingMessage:
     subtype: str | None
     channel_type: str | None
     app_mention: bool = False
+    files: tuple[SharedFile, ...] = ()
 
     @property
     def created_at(self) -> float:
@@ -108,6 +111,7 @@ def message_from_raw(
         subtype=subtype_of(raw),
         channel_type=channel_type or _string(raw.get("channel_type")),
         app_mention=app_mention,
+        files=shared_files(raw.get("files")),
     )
 
 
