@@ -59,6 +59,9 @@ def test_environment_is_read_and_channels_split(monkeypatch: pytest.MonkeyPatch)
         ("LOG_FORMAT", "xml"),
         ("JOB_BACKEND", "celery"),
         ("JOB_STALLED_SECONDS", "0"),
+        ("LLM_VISION", "maybe"),
+        ("MAX_FILE_MB", "0"),
+        ("MAX_IMAGES_PER_PROMPT", "21"),
     ],
 )
 def test_invalid_value_names_the_variable(

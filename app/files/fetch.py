@@ -1,12 +1,13 @@
 """Downloading a file Slack hosts, with the bot token, from Slack's file host only.
 
-The token goes only to `https://files.slack.com` or to the host of SLACK_API_URL (a stand-in
-in tests, an Enterprise proxy): a URL an event names on any other host is never fetched (an
-external file, a forged event). Redirects are followed; httpx drops the token on one that
-leaves the host. What comes back must be the file: Slack answers a request it will not serve
-(the token lacks `files:read`) with its HTML sign-in page and a 200, which is told apart from
-a file by its type, as is any error status. A file larger than MAX_FILE_MB (Slack's `size`,
-or what arrives) is not taken; the whole download is bounded in time.
+The token goes only to Slack's file host: `https://files.slack.com` when SLACK_API_URL is
+Slack's own, else the host of SLACK_API_URL (a stand-in in tests, a proxy); a URL an event
+names on any other host is never fetched (an external file, a forged event). Redirects are
+followed; httpx drops the token on one that leaves the host. What comes back must be the
+file: Slack answers a request it will not serve (the token lacks `files:read`) with its HTML
+sign-in page and a 200, which is told apart from a file by its type, as is any error status.
+A file larger than MAX_FILE_MB (Slack's `size`, or what arrives) is not taken; the whole
+download is bounded in time.
 """
 
 from __future__ import annotations
@@ -41,10 +42,19 @@ def _origin(url: str) -> tuple[str, str, int] | None:
     return parts.scheme, parts.hostname.lower(), port
 
 
+def file_hosts(api_url: str) -> set[tuple[str, str, int]]:
+    """Where files may be fetched with the token: Slack's file host for Slack's own Web API,
+    the API's own host for any other (a stand-in, a proxy)."""
+    api = _origin(api_url)
+    if api is None or api[1] == "slack.com" or api[1].endswith(".slack.com"):
+        return {SLACK_FILE_HOST}
+    return {api}
+
+
 class Fetcher:
     def __init__(self, *, token: str, api_url: str, max_bytes: int, timeout: float) -> None:
         self._token = token
-        self._hosts = {SLACK_FILE_HOST} | ({_origin(api_url)} - {None})  # type: ignore[operator]
+        self._hosts = file_hosts(api_url)
         self._max_bytes = max_bytes
         self._timeout = timeout
         self._client = httpx.AsyncClient(

@@ -22,6 +22,22 @@ MethodHandler = Callable[[Params], dict[str, Any]]
 
 
 @dataclass
+class _Hosted:
+    body: bytes
+    content_type: str
+    status: int = 200
+    delay: float = 0.0  # seconds before the body is sent
+
+
+# What files.slack.com answers a request it will not serve (no token, or one without
+# files:read): its sign-in page, with a 200 (as ChatGPT-in-Slack and others found).
+SIGN_IN_PAGE = (
+    b'<!DOCTYPE html><html lang="en-US"><head><meta charset="utf-8">'
+    b"<title>Slack</title></head><body><h1>Sign in to your workspace</h1></body></html>"
+)
+
+
+@dataclass
 class _Failure:
     status: int
     retry_after: int | None
@@ -51,7 +67,12 @@ class FakeSlack(SlackMarks, Served):
         super().__init__(team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id, team=team)
         self._clear_marks()
         self._clear_scripting()
-        app = Starlette(routes=[Route("/api/{method}", self._endpoint, methods=["GET", "POST"])])
+        app = Starlette(
+            routes=[
+                Route("/api/{method}", self._endpoint, methods=["GET", "POST"]),
+                Route("/files-pri/{path:path}", self._file, methods=["GET"]),
+            ]
+        )
         self._server = ServerThread(app, name="fake-slack")
 
     @property
@@ -71,6 +92,9 @@ class FakeSlack(SlackMarks, Served):
             self._failures: dict[str, list[_Failure]] = {}
             self._delays: dict[str, float] = {}
             self._custom: dict[str, MethodHandler] = {}
+            self._hosted: dict[str, _Hosted] = {}
+            self._file_requests: list[tuple[str, str | None]] = []
+            self._sign_in_only = False
 
     def fail(
         self,
@@ -124,6 +148,52 @@ class FakeSlack(SlackMarks, Served):
         """Sleep ``seconds`` before answering each call to ``method`` (0 clears it)."""
         with self._lock:
             self._delays[method] = seconds
+
+    @property
+    def files_url(self) -> str:
+        """Where this stand-in serves files, as files.slack.com does: ``http://127.0.0.1:PORT``
+        (a file object's URLs name ``/files-pri/...`` under it)."""
+        return self._server.base_url
+
+    def host_file(
+        self,
+        path: str,
+        body: bytes,
+        *,
+        content_type: str = "application/octet-stream",
+        status: int = 200,
+        delay: float = 0.0,
+    ) -> str:
+        """Serve ``body`` at ``/files-pri/PATH`` to a request with a bot token; the URL."""
+        with self._lock:
+            self._hosted[path] = _Hosted(body, content_type, status, delay)
+        return f"{self.files_url}/files-pri/{path}"
+
+    def sign_in_page_only(self) -> None:
+        """Every file request gets the sign-in page (the token lacks files:read)."""
+        with self._lock:
+            self._sign_in_only = True
+
+    @property
+    def file_requests(self) -> list[tuple[str, str | None]]:
+        """Each file request: its path under /files-pri/ and its Authorization header."""
+        with self._lock:
+            return list(self._file_requests)
+
+    async def _file(self, request: Request) -> Response:
+        path = request.path_params["path"]
+        authorization = request.headers.get("authorization")
+        with self._lock:
+            self._file_requests.append((path, authorization))
+            hosted = self._hosted.get(path)
+            sign_in = self._sign_in_only
+        if sign_in or not (authorization or "").startswith("Bearer xoxb-"):
+            return Response(SIGN_IN_PAGE, media_type="text/html; charset=utf-8")
+        if hosted is None:
+            return Response(b"file_not_found", status_code=404, media_type="text/plain")
+        if hosted.delay:
+            await asyncio.sleep(hosted.delay)
+        return Response(hosted.body, status_code=hosted.status, media_type=hosted.content_type)
 
     def handle(self, method: str, handler: MethodHandler) -> None:
         """Answer ``method`` with ``handler(params)``: adds a method or overrides a built-in."""

@@ -51,6 +51,26 @@ CONVERSATION: dict[str, Case] = {
         posted="C1",
         last_turn_has=("Here is the error screen\n[file: deploy-error.png]",),
     ),
+    # A PDF and a snippet whose URLs name files.slack.com: with SLACK_API_URL on a stand-in,
+    # that host is not Slack's file host here, so nothing is downloaded and they are named.
+    "message_file_share_pdf": Case(
+        send=("message_file_share_pdf",),
+        row=Row(
+            "1700000121.000100",
+            route="judgment",
+            text_has=("Here is the plan for the trip", "[file: trip-plan.pdf]"),
+        ),
+        judged="1700000121.000100",
+        posted="C1",
+        last_turn_has=("what do you think?\n[file: trip-plan.pdf]",),
+    ),
+    "message_file_share_snippet": Case(
+        send=("message_file_share_snippet",),
+        row=Row("1700000122.000100", route="judgment", text_has=("[file: deploy.log]",)),
+        judged="1700000122.000100",
+        posted="C1",
+        last_turn_has=("why does this fail?\n[file: deploy.log]",),
+    ),
     "message_file_share_connect_dm": Case(
         send=("message_file_share_connect_dm",),
         setup=dm_with_alice,

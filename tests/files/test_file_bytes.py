@@ -1,0 +1,95 @@
+"""What tomo makes of a file's bytes (docs/how-tomo-works.md#files): images downscaled to a data:
+URI, documents' text capped; bad bytes are Unreadable, never another error."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from app.domain import SharedFile
+from app.files.documents import CUT, MAX_CHARS, document_text
+from app.files.fetch import Unreadable
+from app.files.images import LONGEST_SIDE, data_uri
+from tests.files.samples import pdf, picture
+
+PDF = SharedFile(id="F1", name="plan.pdf", mimetype="application/pdf", filetype="pdf")
+TEXT = SharedFile(id="F2", name="deploy.log", mimetype="text/plain", mode="snippet")
+
+
+def decoded(uri: str) -> Image.Image:
+    head, _, data = uri.partition(",")
+    assert head in ("data:image/jpeg;base64", "data:image/png;base64")
+    return Image.open(io.BytesIO(base64.b64decode(data)))
+
+
+def test_a_large_photo_is_downscaled_to_the_longest_side_keeping_its_shape() -> None:
+    shown = decoded(data_uri(picture(3000, 2000)))
+    assert shown.format == "JPEG" and shown.size == (LONGEST_SIDE, 1045)
+
+
+def test_a_small_picture_with_transparency_stays_its_size_as_a_png() -> None:
+    shown = decoded(data_uri(picture(640, 480, alpha=True)))
+    assert shown.format == "PNG" and shown.size == (640, 480) and shown.mode == "RGBA"
+
+
+def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
+    for kind in ("JPEG", "WEBP", "GIF"):
+        shown = decoded(data_uri(picture(2000, 3000, kind=kind)))
+        assert max(shown.size) == LONGEST_SIDE
+
+
+def test_a_truncated_png_is_unreadable() -> None:
+    whole = picture(800, 600)
+    with pytest.raises(Unreadable):
+        data_uri(whole[: len(whole) // 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=2048))
+def test_any_bytes_as_an_image_are_a_picture_or_unreadable(data: bytes) -> None:
+    try:
+        assert data_uri(data).startswith("data:image/")
+    except Unreadable:
+        pass
+
+
+def test_a_pdfs_text_is_read_page_by_page() -> None:
+    text = document_text(PDF, pdf(["Day 1: Kyoto (temples)", "Day 2: Nara"], ["Budget: 80,000"]))
+    assert text == "Day 1: Kyoto (temples)\nDay 2: Nara\nBudget: 80,000"
+
+
+def test_a_long_document_is_capped() -> None:
+    pages = [[f"line {n} of page {p}: " + "words " * 12 for n in range(40)] for p in range(20)]
+    text = document_text(PDF, pdf(*pages))
+    assert len(text) <= MAX_CHARS + len(CUT) and text.endswith(CUT)
+    assert text.startswith("line 0 of page 0")
+
+
+def test_a_pdf_that_does_not_parse_and_one_without_text_are_unreadable() -> None:
+    for broken in (b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog", pdf([])[:-40], b"not a pdf at all"):
+        with pytest.raises(Unreadable):
+            document_text(PDF, broken)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=2048))
+def test_any_bytes_as_a_pdf_are_text_or_unreadable(data: bytes) -> None:
+    try:
+        assert document_text(PDF, b"%PDF-1.4\n" + data).strip()
+    except Unreadable:
+        pass
+
+
+def test_a_snippets_text_is_read_in_utf8_and_japanese_survives() -> None:
+    log = "ERROR: 接続が拒否されました\n  at deploy.sh:12\n"
+    assert document_text(TEXT, log.encode()) == log.strip()
+
+
+def test_binary_bytes_are_no_text() -> None:
+    with pytest.raises(Unreadable):
+        document_text(TEXT, bytes(range(256)) * 4)

@@ -1,0 +1,298 @@
+"""Files people share, end to end (docs/how-tomo-works.md#files): signed events carrying Slack's
+file objects (tests/fixtures/slack, tests/fixtures/slack_web), the files served by the Slack
+stand-in's file host, and what the model stand-in received."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import io
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.files.images import LONGEST_SIDE
+from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, turns_of, wait_for
+from tests.fakes import FakeModel, FakeSlack
+from tests.fakes.server import ServerThread
+from tests.files.samples import pdf, picture
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SEEING = {"LLM_VISION": "true", "MIN_WAIT_SECONDS": 0.1}
+
+
+def file_object(fixture: str, *, path: tuple[str, ...] = ("event", "files")) -> dict[str, Any]:
+    """The first file object of a fixture (its event's, or a Web API answer's)."""
+    folder = "slack_web" if fixture.startswith("web/") else "slack"
+    found: Any = json.loads(
+        (FIXTURES / folder / f"{fixture.removeprefix('web/')}.json").read_text()
+    )
+    for key in path:
+        found = found[key]
+    return copy.deepcopy(found[0] if isinstance(found, list) else found)
+
+
+def hosted(
+    slack: FakeSlack, obj: dict[str, Any], body: bytes, kind: str, **how: Any
+) -> dict[str, Any]:
+    """The file object with its URLs on the stand-in's file host, which serves `body`."""
+    name = obj["name"].lower()
+    url = slack.host_file(f"T0001-{obj['id']}/download/{name}", body, content_type=kind, **how)
+    return obj | {
+        "url_private": url.replace("/download/", "/"),
+        "url_private_download": url,
+        "size": len(body),
+    }
+
+
+def answers(model: FakeModel, *, respond: bool = True) -> None:
+    model.responder = lambda request: (
+        judgment_json(respond, delay=0) if purpose_of(request) == "judgment" else "nice one!"
+    )
+
+
+def requests(model: FakeModel, purpose: str) -> list[dict[str, Any]]:
+    return [r for r in model.requests if purpose_of(r) == purpose]
+
+
+def images_in(content: Any) -> list[Image.Image]:
+    if not isinstance(content, list):
+        return []
+    found: list[Image.Image] = []
+    for part in content:
+        if part.get("type") == "image_url":
+            head, _, data = part["image_url"]["url"].partition(",")
+            assert head.startswith("data:image/") and head.endswith(";base64")
+            found.append(Image.open(io.BytesIO(base64.b64decode(data))))
+    return found
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+    return str(content)
+
+
+async def shared(tomo: Tomo, text: str, files: list[dict[str, Any]], **fields: Any) -> str:
+    return await tomo.message(text, files=files, subtype="file_share", **fields)
+
+
+async def test_a_mentioned_screenshot_reaches_the_model_downscaled_the_token_only_to_slack(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    png = hosted(slack, file_object("message_file_share"), picture(3000, 2000), "image/png")
+    async with start_tomo(**SEEING) as tomo:
+        await shared(tomo, "<@UBOT> what do you think of this?", [png])
+        await slack.wait_for_posts(1, timeout=10)
+    (reply,) = requests(model, "reply")
+    last = turns_of(reply)[-1]
+    assert "[file: deploy-error.png]" in text_of(last["content"])
+    (image,) = images_in(last["content"])
+    assert max(image.size) == LONGEST_SIDE and image.size == (LONGEST_SIDE, 1045)
+    assert slack.file_requests == [
+        ("T0001-F0001/download/deploy-error.png", "Bearer xoxb-test-token")
+    ]
+
+
+async def test_an_image_in_a_thread_is_read_from_conversations_replies(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    thread = json.loads((FIXTURES / "slack_web" / "conversations_replies_files.json").read_text())
+    parent, carrier = thread["messages"]
+    parent_ts, carrier_ts = next_ts(), next_ts()
+    jpeg = hosted(slack, carrier["files"][0], picture(1920, 1080, kind="JPEG"), "image/jpeg")
+    slack.add_message(
+        "C1", ts=parent_ts, text=parent["text"], user="U2", thread_ts=parent_ts, reply_count=1
+    )
+    slack.add_message(
+        "C1", ts=carrier_ts, text=carrier["text"], user="U1", thread_ts=parent_ts, files=[jpeg]
+    )
+    async with start_tomo(**SEEING) as tomo:
+        await tomo.message("<@UBOT> isn't she cute?", thread_ts=parent_ts, user="U2")
+        await slack.wait_for_posts(1, timeout=10)
+    (reply,) = requests(model, "reply")
+    turns = turns_of(reply)
+    (with_image,) = [t for t in turns if images_in(t["content"])]
+    assert "look at this" in text_of(with_image["content"])
+    assert "[file: Cat.jpg]" in text_of(with_image["content"])
+    assert images_in(with_image["content"])[0].size == (LONGEST_SIDE, 882)
+
+
+async def test_a_judgment_sees_the_newest_images_at_most_the_limit(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model, respond=False)
+    older = hosted(
+        slack,
+        file_object("message_file_share") | {"id": "F0010", "name": "a.png"},
+        picture(400, 300),
+        "image/png",
+    )
+    newer = hosted(
+        slack,
+        file_object("message_file_share") | {"id": "F0011", "name": "b.png"},
+        picture(300, 400),
+        "image/png",
+    )
+    async with start_tomo(MAX_IMAGES_PER_PROMPT=1, **SEEING) as tomo:
+        await shared(tomo, "first try", [older])
+        await shared(tomo, "look! it works now", [newer])
+        await wait_for(lambda: requests(model, "judgment"), timeout=10, what="the judgment")
+    (judgment,) = requests(model, "judgment")
+    shown = judgment["messages"][-1]
+    assert shown["role"] == "user"
+    assert "look! it works now" in text_of(shown["content"])
+    assert [i.size for i in images_in(shown["content"])] == [(300, 400)]
+    assert [path for path, _ in slack.file_requests] == ["T0001-F0011/download/b.png"]
+
+
+async def test_a_pdf_is_read_once_and_shown_in_the_judgment_the_reply_and_the_database(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    plan = pdf(["Day 1: Kyoto, temples and tofu", "Day 2: Nara, deer park"], ["Budget: 80,000"])
+    obj = hosted(slack, file_object("message_file_share_pdf"), plan, "application/pdf")
+    async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:  # any model: no vision needed
+        ts = await shared(tomo, "Here is the plan for the trip, what do you think?", [obj])
+        await slack.wait_for_posts(1, timeout=10)
+        (row,) = await tomo.rows("SELECT files FROM message WHERE ts = :ts", ts=ts)
+    (judgment,) = requests(model, "judgment")
+    assert "Day 2: Nara, deer park" in text_of(judgment["messages"][0]["content"])
+    (reply,) = requests(model, "reply")
+    last = text_of(turns_of(reply)[-1]["content"])
+    assert "[file: trip-plan.pdf]\n```\nDay 1: Kyoto, temples and tofu\n" in last
+    assert "Budget: 80,000" in last
+    assert len(slack.file_requests) == 1  # read for the judgment, kept for the reply
+    (stored,) = json.loads(row["files"])
+    assert stored["name"] == "trip-plan.pdf" and "Day 1: Kyoto" in stored["text"]
+
+
+async def test_a_snippet_and_a_slack_connect_stub_resolved_with_files_info(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    log = b"2026-11-24 10:00:01 ERROR connection refused: db:5432\n"
+    info = json.loads((FIXTURES / "slack_web" / "files_info.json").read_text())
+    info["file"] = hosted(slack, info["file"], log, "text/plain")
+    slack.handle(
+        "files.info",
+        lambda params: (
+            info if params.get("file") == "F0002" else {"ok": False, "error": "file_not_found"}
+        ),
+    )
+    stub = file_object("message_file_share_connect_dm")
+    snippet = hosted(
+        slack, file_object("message_file_share_snippet"), b"ERROR: exit 1\n", "text/plain"
+    )
+    async with start_tomo() as tomo:
+        slack.add_user("U1", name="alice")
+        await shared(tomo, "can you read this log?", [stub], channel="D1", channel_type="im")
+        await slack.wait_for_posts(1, timeout=10)
+        await shared(tomo, "<@UBOT> and this one?", [snippet])
+        await slack.wait_for_posts(2, timeout=10)
+    first, second = requests(model, "reply")
+    assert "connection refused: db:5432" in text_of(turns_of(first)[-1]["content"])
+    assert "[file: deploy.log]\n```\nERROR: exit 1\n```" in text_of(turns_of(second)[-1]["content"])
+    assert [p["file"] for p in slack.calls_to("files.info")] == ["F0002"]
+
+
+async def test_the_sign_in_page_is_never_taken_for_the_file(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers(model)
+    slack.sign_in_page_only()
+    png = hosted(slack, file_object("message_file_share"), picture(800, 600), "image/png")
+    caplog.set_level(logging.INFO)
+    async with start_tomo(**SEEING) as tomo:
+        await shared(tomo, "<@UBOT> can you see it?", [png])
+        await slack.wait_for_posts(1, timeout=10)
+    last = turns_of(requests(model, "reply")[0])[-1]
+    assert last["content"] == "<@U1> (Alice): <@UBOT> can you see it?\n[file: deploy-error.png]"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("files:read" in w and "reinstall" in w for w in warnings), warnings
+
+
+async def test_a_file_on_another_host_is_never_fetched_nor_given_the_token(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    asked: list[dict[str, str]] = []
+
+    async def anything(request: Request) -> Response:
+        asked.append(dict(request.headers))
+        return Response(picture(200, 200), media_type="image/png")
+
+    elsewhere = ServerThread(Starlette(routes=[Route("/{path:path}", anything)]), name="evil")
+    elsewhere.start()
+    try:
+        png = file_object("message_file_share") | {
+            "url_private": f"{elsewhere.base_url}/files-pri/T0001-F0001/steal.png",
+            "url_private_download": f"{elsewhere.base_url}/files-pri/T0001-F0001/steal.png",
+        }
+        async with start_tomo(**SEEING) as tomo:
+            await shared(tomo, "<@UBOT> look", [png])
+            await slack.wait_for_posts(1, timeout=10)
+    finally:
+        elsewhere.stop()
+    assert asked == [] and slack.file_requests == []
+    assert not images_in(turns_of(requests(model, "reply")[0])[-1]["content"])
+
+
+async def test_an_oversized_file_and_an_image_for_a_model_that_cannot_see_are_not_downloaded(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    big = hosted(slack, file_object("message_file_share_pdf"), pdf(["x"]), "application/pdf")
+    big["size"] = 30 * 1024 * 1024  # what Slack says of it: over MAX_FILE_MB
+    png = hosted(slack, file_object("message_file_share"), picture(600, 400), "image/png")
+    async with start_tomo(LLM_VISION="false", MAX_FILE_MB=20) as tomo:
+        await shared(tomo, "<@UBOT> here you go", [big, png])
+        await slack.wait_for_posts(1, timeout=10)
+    last = turns_of(requests(model, "reply")[0])[-1]["content"]
+    assert (
+        last == "<@U1> (Alice): <@UBOT> here you go\n[file: trip-plan.pdf] [file: deploy-error.png]"
+    )
+    assert slack.file_requests == []
+
+
+async def test_bad_files_never_break_a_reply(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """A truncated PNG, a PDF that does not parse, a file gone (404) and a download too slow:
+    the message is answered with their names, within the download's time limit."""
+    answers(model)
+    whole = picture(800, 600)
+    base, doc = file_object("message_file_share"), file_object("message_file_share_pdf")
+    broken = hosted(slack, base | {"id": "F0021", "name": "cut.png"}, whole[:4000], "image/png")
+    garbled = hosted(
+        slack, doc | {"id": "F0022", "name": "bad.pdf"}, b"%PDF-1.4\n1 0 obj <<", "application/pdf"
+    )
+    gone = hosted(
+        slack, doc | {"id": "F0023", "name": "gone.pdf"}, b"", "application/pdf", status=404
+    )
+    slow = hosted(slack, base | {"id": "F0024", "name": "slow.png"}, whole, "image/png", delay=5.0)
+    async with start_tomo(SLACK_TIMEOUT_SECONDS=0.5, **SEEING) as tomo:
+        started = time.monotonic()
+        await shared(tomo, "<@UBOT> do these open for you?", [broken, garbled, gone, slow])
+        await slack.wait_for_posts(1, timeout=10)
+        took = time.monotonic() - started
+        await asyncio.sleep(0.2)
+    last = turns_of(requests(model, "reply")[0])[-1]["content"]
+    assert last == (
+        "<@U1> (Alice): <@UBOT> do these open for you?\n"
+        "[file: cut.png] [file: bad.pdf] [file: gone.pdf] [file: slow.png]"
+    )
+    assert took < 4.0  # the slow download was given up after 0.5 s
+    assert len(slack.posts()) == 1
