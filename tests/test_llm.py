@@ -146,3 +146,16 @@ async def test_mock_responses_are_recorded_and_never_reach_a_server(
     assert model.requests == []
     assert [(r["purpose"], r["success"]) for r in rows] == [("reply", True), ("judgment", True)]
     assert all(r["prompt_tokens"] is not None for r in rows)
+
+
+async def test_whether_a_model_sees_images_is_asked_of_litellm_unless_the_setting_says(
+    start_tomo: StartTomo,
+) -> None:
+    """LLM_VISION=auto asks LiteLLM's model map (here the local copy, no network) per model."""
+    async with start_tomo(LLM_MODEL="openai/gpt-4o-mini", LLM_JUDGMENT_MODEL="openai/x") as tomo:
+        assert await tomo.runtime.llm.sees_images("reply")
+        assert not await tomo.runtime.llm.sees_images("judgment")  # a model LiteLLM does not know
+    for setting, sees in (("true", True), ("false", False)):
+        async with start_tomo(LLM_VISION=setting, LLM_MODEL="openai/gpt-4o-mini") as tomo:
+            assert await tomo.runtime.llm.sees_images("reply") is sees
+            assert await tomo.runtime.llm.sees_images("judgment") is sees

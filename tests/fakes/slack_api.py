@@ -27,6 +27,7 @@ class _Hosted:
     content_type: str
     status: int = 200
     delay: float = 0.0  # seconds before the body is sent
+    location: str | None = None  # a redirect's target
 
 
 # What files.slack.com answers a request it will not serve (no token, or one without
@@ -163,10 +164,12 @@ class FakeSlack(SlackMarks, Served):
         content_type: str = "application/octet-stream",
         status: int = 200,
         delay: float = 0.0,
+        location: str | None = None,
     ) -> str:
-        """Serve ``body`` at ``/files-pri/PATH`` to a request with a bot token; the URL."""
+        """Serve ``body`` at ``/files-pri/PATH`` to a request with a bot token (or redirect it
+        to ``location``); the URL."""
         with self._lock:
-            self._hosted[path] = _Hosted(body, content_type, status, delay)
+            self._hosted[path] = _Hosted(body, content_type, status, delay, location)
         return f"{self.files_url}/files-pri/{path}"
 
     def sign_in_page_only(self) -> None:
@@ -193,6 +196,8 @@ class FakeSlack(SlackMarks, Served):
             return Response(b"file_not_found", status_code=404, media_type="text/plain")
         if hosted.delay:
             await asyncio.sleep(hosted.delay)
+        if hosted.location:
+            return Response(status_code=302, headers={"location": hosted.location})
         return Response(hosted.body, status_code=hosted.status, media_type=hosted.content_type)
 
     def handle(self, method: str, handler: MethodHandler) -> None:

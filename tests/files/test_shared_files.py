@@ -241,13 +241,25 @@ async def test_a_file_on_another_host_is_never_fetched_nor_given_the_token(
             "url_private": f"{elsewhere.base_url}/files-pri/T0001-F0001/steal.png",
             "url_private_download": f"{elsewhere.base_url}/files-pri/T0001-F0001/steal.png",
         }
+        # And one on Slack's host that redirects there: followed, without the token.
+        moved = hosted(
+            slack,
+            file_object("message_file_share") | {"id": "F0009", "name": "moved.png"},
+            b"",
+            "image/png",
+            location=f"{elsewhere.base_url}/elsewhere/moved.png",
+        )
         async with start_tomo(**SEEING) as tomo:
             await shared(tomo, "<@UBOT> look", [png])
             await slack.wait_for_posts(1, timeout=10)
+            await shared(tomo, "<@UBOT> and now?", [moved])
+            await slack.wait_for_posts(2, timeout=10)
     finally:
         elsewhere.stop()
-    assert asked == [] and slack.file_requests == []
+    assert [headers.get("authorization") for headers in asked] == [None]  # the redirect only
+    assert slack.file_requests == [("T0001-F0009/download/moved.png", "Bearer xoxb-test-token")]
     assert not images_in(turns_of(requests(model, "reply")[0])[-1]["content"])
+    assert len(images_in(turns_of(requests(model, "reply")[1])[-1]["content"])) == 1
 
 
 async def test_an_oversized_file_and_an_image_for_a_model_that_cannot_see_are_not_downloaded(
