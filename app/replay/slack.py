@@ -129,6 +129,9 @@ class ReplaySlack(SlackClient):
             raise SlackError("conversations.info", "channel_not_found")
         return self._conversation(channel)
 
+    async def file_info(self, file_id: str) -> dict[str, Any]:
+        raise SlackError("files.info", "file_not_found")  # a replay's files are only named
+
     async def bot_info(self, bot_id: str) -> dict[str, Any]:
         if bot_id != BOT_ID:
             raise SlackError("bots.info", "bot_not_found")

@@ -62,10 +62,11 @@ def resolved(stub: SharedFile, answer: dict[str, Any]) -> SharedFile | None:
 
 
 def files_json(files: tuple[SharedFile, ...]) -> str | None:
-    """What the message row keeps (None for no files)."""
+    """What the message row keeps (None for no files): ASCII JSON, so a name with a NUL or a
+    lone surrogate (which the database refuses in text) is kept, escaped, like any other."""
     if not files:
         return None
-    return json.dumps([asdict(file) for file in files], ensure_ascii=False)
+    return json.dumps([asdict(file) for file in files])
 
 
 def files_from_json(stored: str | None) -> tuple[SharedFile, ...]:
