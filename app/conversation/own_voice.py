@@ -21,13 +21,13 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, func, insert, or_, select
+from sqlalchemy import and_, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.conversation.channel_modes import ChannelMode, Mode, read_mode
-from app.conversation.claims import FAILED
+from app.conversation.claims import FAILED, OWED
 from app.db.models import Reply
 from app.domain import ReplyReason
 from app.prompts import format_time
@@ -145,6 +145,21 @@ class OwnVoice:
             "error": limit,
             "created_at": time.time(),
         }
-        with contextlib.suppress(IntegrityError):  # claimed or withheld already
+        try:
             async with self._engine.begin() as connection:
                 await connection.execute(insert(Reply).values(row))
+        except IntegrityError:
+            # Claimed or withheld already; or a claim cut short by a stop before anything was
+            # composed, owed still: withheld now, so the next start does not owe it again.
+            async with self._engine.begin() as connection:
+                await connection.execute(
+                    update(Reply)
+                    .where(
+                        col(Reply.channel) == channel,
+                        col(Reply.thread_ts) == thread_ts,
+                        col(Reply.trigger_ts) == trigger_ts,
+                        col(Reply.status).in_(OWED),
+                        col(Reply.chunks).is_(None),
+                    )
+                    .values(status=WITHHELD, error=limit)
+                )

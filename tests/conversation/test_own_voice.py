@@ -238,6 +238,40 @@ async def test_auto_reply_channels_answer_only_mentions_while_held_back(
     assert purposes(model) == ["reply", "reply"] and post["thread_ts"] is not None
 
 
+async def test_an_auto_reply_cut_short_then_held_back_is_withheld_once_not_owed_each_start(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, hooks: FakeResponseUrl
+) -> None:
+    """Its claim was interrupted before anything was composed; the channel went mentions-only
+    meanwhile: the next start withholds it, and the one after owes nothing."""
+    respond_always(model)
+    model.delay(2.0)
+    async with start_tomo(AUTO_REPLY_CHANNELS="C1") as tomo:
+        ts = await tomo.message("good morning")
+        await model.wait_for_requests(1, timeout=5)
+        running = tomo.memory_timers.running_jobs
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await run_command(tomo, "mentions-only", response_url=hooks.new_url())
+        (cut,) = await tomo.rows("SELECT status, chunks FROM reply")
+    assert cut == {"status": "interrupted", "chunks": None}
+    model.delay(0)
+    async with start_tomo(AUTO_REPLY_CHANNELS="C1") as tomo:
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'withheld'"),
+            timeout=5,
+            what="the reply withheld",
+        )
+        (row,) = await tomo.rows("SELECT * FROM reply")
+    assert (
+        row["trigger_ts"] == ts and row["error"] == "own-voice limit: the channel is mentions-only"
+    )
+    async with start_tomo(AUTO_REPLY_CHANNELS="C1") as tomo:
+        await asyncio.sleep(0.3)
+        assert await tomo.timers("reply") == []
+    assert slack.posts() == []
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
