@@ -52,9 +52,34 @@ class Claim:
 
 
 async def claim(
-    engine: AsyncEngine, *, channel: str, thread_ts: str, trigger_ts: str, reason: ReplyReason
+    engine: AsyncEngine,
+    *,
+    channel: str,
+    thread_ts: str,
+    trigger_ts: str,
+    reason: ReplyReason,
+    connection: AsyncConnection | None = None,
 ) -> Claim | None:
-    """A new claim on answering `trigger_ts`, an owed one taken over, or None when taken."""
+    """A new claim on answering `trigger_ts`, an owed one taken over, or None when taken.
+    With `connection` (an own-voice turn's), in its transaction."""
+    if connection is not None:
+        return await _claim_in(
+            connection, channel=channel, thread_ts=thread_ts, trigger_ts=trigger_ts, reason=reason
+        )
+    async with engine.begin() as own:
+        return await _claim_in(
+            own, channel=channel, thread_ts=thread_ts, trigger_ts=trigger_ts, reason=reason
+        )
+
+
+async def _claim_in(
+    connection: AsyncConnection,
+    *,
+    channel: str,
+    thread_ts: str,
+    trigger_ts: str,
+    reason: ReplyReason,
+) -> Claim | None:
     now = time.time()
     row = {
         "channel": channel,
@@ -67,7 +92,7 @@ async def claim(
     # No RETURNING: on SQLite a statement with RETURNING keeps the write lock until its rows
     # are fetched, a turn of the event loop later (see app.worker).
     try:
-        async with engine.begin() as connection:
+        async with connection.begin_nested():  # a savepoint: the transaction goes on after
             result = await connection.execute(insert(Reply).values(row))
             primary_key = result.inserted_primary_key
             assert primary_key is not None  # a single-row insert always has one
@@ -79,8 +104,7 @@ async def claim(
         col(Reply.thread_ts) == thread_ts,
         col(Reply.trigger_ts) == trigger_ts,
     )
-    async with engine.begin() as connection:
-        return await _take(connection, *where)
+    return await _take(connection, *where)
 
 
 async def take_over(engine: AsyncEngine, claim_id: int) -> Claim | None:

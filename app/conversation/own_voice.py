@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import and_, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.conversation.channel_modes import ChannelMode, Mode, read_mode
@@ -58,6 +58,19 @@ def mode_limit(mode: ChannelMode) -> str | None:
     return f"own-voice limit: the channel is quiet until {format_time(mode.quiet_until)}"
 
 
+# The advisory lock class of a channel's turn (with the channel's hash as the second key);
+# any constant would do ("turn").
+TURN_LOCK = 0x7475726E
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A reply's turn to speak: whether it may, and the connection to claim on (None: any)."""
+
+    allowed: bool
+    connection: AsyncConnection | None = None
+
+
 class OwnVoice:
     def __init__(self, *, engine: AsyncEngine, cooldown: float, daily_cap: int) -> None:
         self._engine = engine
@@ -65,18 +78,31 @@ class OwnVoice:
         self.daily_cap = daily_cap
         self._turns: dict[str, asyncio.Lock] = {}
 
-    async def mode(self, channel: str, *, now: float | None = None) -> ChannelMode:
+    @contextlib.asynccontextmanager
+    async def _connected(self, given: AsyncConnection | None) -> AsyncIterator[AsyncConnection]:
+        """The caller's connection (a turn's transaction), or one of our own."""
+        if given is not None:
+            yield given
+            return
         async with self._engine.connect() as connection:
-            return await read_mode(connection, channel, now=now)
+            yield connection
 
-    async def activity(self, channel: str, *, now: float | None = None) -> Activity:
+    async def mode(
+        self, channel: str, *, now: float | None = None, connection: AsyncConnection | None = None
+    ) -> ChannelMode:
+        async with self._connected(connection) as reading:
+            return await read_mode(reading, channel, now=now)
+
+    async def activity(
+        self, channel: str, *, now: float | None = None, connection: AsyncConnection | None = None
+    ) -> Activity:
         moment = time.time() if now is None else now
         spoke = or_(col(Reply.status).not_in(NOT_SPOKEN), col(Reply.posted_ts).is_not(None))
         joined = func.coalesce(col(Reply.posted_at), col(Reply.created_at))
         today = case((col(Reply.created_at) >= moment - DAY_SECONDS, 1))
-        async with self._engine.connect() as connection:
+        async with self._connected(connection) as reading:
             row = (
-                await connection.execute(
+                await reading.execute(
                     select(func.max(joined), func.count(today)).where(
                         and_(col(Reply.channel) == channel, col(Reply.reason) == AUTONOMOUS, spoke)
                     )
@@ -88,19 +114,24 @@ class OwnVoice:
         )
 
     async def limit(
-        self, channel: str, *, reason: ReplyReason = AUTONOMOUS, now: float | None = None
+        self,
+        channel: str,
+        *,
+        reason: ReplyReason = AUTONOMOUS,
+        now: float | None = None,
+        connection: AsyncConnection | None = None,
     ) -> str | None:
         """Why tomo may not speak in `channel` now for a reply of this `reason` (`judgment`:
         every limit; `auto_reply`: the mode only; mentions and DMs: none), or None."""
         if not reason.limited:
             return None
         moment = time.time() if now is None else now
-        held = mode_limit(await self.mode(channel, now=moment))
+        held = mode_limit(await self.mode(channel, now=moment, connection=connection))
         if held is not None or reason != AUTONOMOUS:
             return held
         if self.daily_cap == 0:
             return "own-voice limit: MAX_AUTONOMOUS_REPLIES_PER_DAY is 0 (never join on its own)"
-        activity = await self.activity(channel, now=moment)
+        activity = await self.activity(channel, now=moment, connection=connection)
         if activity.last_joined_at is not None:
             since = moment - activity.last_joined_at
             if since < self.cooldown:
@@ -118,23 +149,39 @@ class OwnVoice:
     @contextlib.asynccontextmanager
     async def turn(
         self, *, channel: str, thread_ts: str, trigger_ts: str, reason: ReplyReason
-    ) -> AsyncIterator[bool]:
-        """Whether a reply may be claimed now; the reply claims inside this block, so two
-        replies in one channel never both pass the limits. A reply that may not is recorded
-        as withheld."""
+    ) -> AsyncIterator[Turn]:
+        """Whether a reply may be claimed now. A limited reply claims inside this block, on
+        the turn's connection: the limits are read and the claim made in one transaction that
+        holds the channel's turn (an asyncio lock in this process; on PostgreSQL also an
+        advisory lock for the whole fleet), so two replies in one channel never both pass the
+        limits, and no second connection is waited for meanwhile. A reply that may not is
+        recorded as withheld."""
         if not reason.limited:
-            yield True
+            yield Turn(allowed=True)
             return
         lock = self._turns.setdefault(channel, asyncio.Lock())
-        async with lock:
-            held = await self.limit(channel, reason=reason)
+        async with lock, self._engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                await connection.execute(
+                    select(func.pg_advisory_xact_lock(TURN_LOCK, func.hashtext(channel)))
+                )
+            held = await self.limit(channel, reason=reason, connection=connection)
             if held is not None:
                 logger.info("reply withheld: %s", held)
-                await self._withhold(channel, thread_ts, trigger_ts, reason=reason, limit=held)
-            yield held is None
+                await self._withhold(
+                    connection, channel, thread_ts, trigger_ts, reason=reason, limit=held
+                )
+            yield Turn(allowed=held is None, connection=connection)
 
     async def _withhold(
-        self, channel: str, thread_ts: str, trigger_ts: str, *, reason: ReplyReason, limit: str
+        self,
+        connection: AsyncConnection,
+        channel: str,
+        thread_ts: str,
+        trigger_ts: str,
+        *,
+        reason: ReplyReason,
+        limit: str,
     ) -> None:
         row = {
             "channel": channel,
@@ -146,20 +193,19 @@ class OwnVoice:
             "created_at": time.time(),
         }
         try:
-            async with self._engine.begin() as connection:
+            async with connection.begin_nested():
                 await connection.execute(insert(Reply).values(row))
         except IntegrityError:
             # Claimed or withheld already; or a claim cut short by a stop before anything was
             # composed, owed still: withheld now, so the next start does not owe it again.
-            async with self._engine.begin() as connection:
-                await connection.execute(
-                    update(Reply)
-                    .where(
-                        col(Reply.channel) == channel,
-                        col(Reply.thread_ts) == thread_ts,
-                        col(Reply.trigger_ts) == trigger_ts,
-                        col(Reply.status).in_(OWED),
-                        col(Reply.chunks).is_(None),
-                    )
-                    .values(status=WITHHELD, error=limit)
+            await connection.execute(
+                update(Reply)
+                .where(
+                    col(Reply.channel) == channel,
+                    col(Reply.thread_ts) == thread_ts,
+                    col(Reply.trigger_ts) == trigger_ts,
+                    col(Reply.status).in_(OWED),
+                    col(Reply.chunks).is_(None),
                 )
+                .values(status=WITHHELD, error=limit)
+            )

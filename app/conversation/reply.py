@@ -132,8 +132,8 @@ class ReplyService(ConversationJob):
             return resumed
         async with self._voice.turn(
             channel=channel, thread_ts=thread_ts, trigger_ts=trigger.ts, reason=reason
-        ) as allowed:
-            if not allowed:  # own-voice limits (app.conversation.own_voice); logged there
+        ) as turn:
+            if not turn.allowed:  # own-voice limits (app.conversation.own_voice); logged there
                 return resumed
             claim = await claims.claim(
                 self._engine,
@@ -141,6 +141,7 @@ class ReplyService(ConversationJob):
                 thread_ts=thread_ts,
                 trigger_ts=trigger.ts,
                 reason=reason,
+                connection=turn.connection,
             )
         if claim is None:
             logger.info("reply skipped: message %s was already answered", trigger.ts)

@@ -11,8 +11,20 @@ from typing import Any
 
 import pytest
 
+from app.conversation import claims
+from app.conversation.own_voice import OwnVoice
+from app.db.engine import create_engine
+from app.db.migrate import upgrade_to_head
+from app.domain import ReplyReason
 from app.settings import SettingsError, load_settings
-from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
+from tests.conftest import (
+    TEST_DATABASE_URL,
+    StartTomo,
+    Tomo,
+    judgment_json,
+    purpose_of,
+    wait_for,
+)
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.response_url import FakeResponseUrl
 from tests.slash import run_command
@@ -270,6 +282,49 @@ async def test_an_auto_reply_cut_short_then_held_back_is_withheld_once_not_owed_
         await asyncio.sleep(0.3)
         assert await tomo.timers("reply") == []
     assert slack.posts() == []
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="several instances share PostgreSQL")
+async def test_two_instances_never_both_pass_the_cooldown_of_one_channel(database_url: str) -> None:
+    """Six autonomous replies for six conversations of one channel, at once, from two
+    instances (two engines, two OwnVoice): the turn is the fleet's, so only one claims; the
+    others see its claim and are withheld."""
+    engines = [create_engine(database_url, connections=4) for _ in range(2)]
+    await upgrade_to_head(engines[0])
+    voices = [OwnVoice(engine=engine, cooldown=600, daily_cap=5) for engine in engines]
+
+    async def attempt(n: int) -> bool:
+        voice, engine = voices[n % 2], engines[n % 2]
+        async with voice.turn(
+            channel="C1",
+            thread_ts=f"17000000{n}0.000100",
+            trigger_ts=f"17000000{n}1.000100",
+            reason=ReplyReason.JUDGMENT,
+        ) as turn:
+            if not turn.allowed:
+                return False
+            await asyncio.sleep(0.05)  # between the check and the claim: the race's window
+            claim = await claims.claim(
+                engine,
+                channel="C1",
+                thread_ts=f"17000000{n}0.000100",
+                trigger_ts=f"17000000{n}1.000100",
+                reason=ReplyReason.JUDGMENT,
+                connection=turn.connection,
+            )
+            return claim is not None
+
+    try:
+        claimed = await asyncio.gather(*(attempt(n) for n in range(6)))
+        async with engines[0].connect() as connection:
+            statuses = sorted(
+                row[0] for row in await connection.exec_driver_sql("SELECT status FROM reply")
+            )
+    finally:
+        for engine in engines:
+            await engine.dispose()
+    assert sum(claimed) == 1
+    assert statuses == ["claimed"] + ["withheld"] * 5
 
 
 @pytest.mark.parametrize(
