@@ -13,6 +13,12 @@ MIN_WAIT_SECONDS is ten hours so no judgment fires, and Slack and the model are 
 tomo's fixed-rate phase Bolt gets the same bodies at the same rate, a control for what the
 machine itself does to latency. At the end every acknowledged event is looked up in tomo's
 database.
+
+    .venv/bin/python -m bench.ack --backend procrastinate   # tomo on PostgreSQL, timers as jobs
+
+With `--backend procrastinate` tomo runs with JOB_BACKEND=procrastinate on a scratch PostgreSQL
+database (TOMO_BENCH_DATABASE_URL names the server): each message's timer is a database write
+on the acknowledgement's path.
 Last line: `ack ratio_vs_bolt=X.XX p99_ms_at_fixed_rate=Y.Y lost=N`.
 """
 
@@ -20,8 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -34,11 +40,13 @@ from bench import loadgen
 from bench.common import (
     SECRET,
     UVICORN_FLAGS,
+    Scratch,
     Steal,
     cpu_seconds,
     free_port,
     machine,
     percentile,
+    query,
     running,
     tomo_env,
     uvicorn,
@@ -93,11 +101,10 @@ async def saturate(server: Server, deliveries: list[Delivery], connections: int)
     server.elapsed += result.elapsed
 
 
-def lost(database: Path, deliveries: Sequence[Delivery], statuses: Sequence[int]) -> int:
+def lost(database: str, deliveries: Sequence[Delivery], statuses: Sequence[int]) -> int:
     """Acknowledged deliveries whose event id or message is missing from tomo's database."""
-    with sqlite3.connect(database) as db:
-        seen = {row[0] for row in db.execute("SELECT event_id FROM seen_event")}
-        messages = set(db.execute("SELECT channel, ts FROM message"))
+    seen = {row[0] for row in query(database, "SELECT event_id FROM seen_event")}
+    messages = set(query(database, "SELECT channel, ts FROM message"))
     return sum(
         1
         for delivery, status in zip(deliveries, statuses, strict=True)
@@ -106,34 +113,32 @@ def lost(database: Path, deliveries: Sequence[Delivery], statuses: Sequence[int]
     )
 
 
-def reply_latencies(database: Path, deliveries: Sequence[Delivery]) -> tuple[list[float], int]:
+def reply_latencies(database: str, deliveries: Sequence[Delivery]) -> tuple[list[float], int]:
     """(seconds from receiving each mention to tomo's reply in its thread, mentions with no
     reply), from tomo's database: how long the people who asked waited."""
+    mentions = {d.event_id: (d.channel, d.ts) for d in deliveries if d.kind == MENTION}
     received: dict[tuple[str, str], float] = {}
+    for event_id, at in query(database, "SELECT event_id, received_at FROM seen_event"):
+        key = mentions.get(str(event_id))
+        if key is not None:
+            received[key] = min(received.get(key, float(str(at))), float(str(at)))
+    rows = query(database, "SELECT channel, ts, thread_ts, conversation_ts, user_id, created_at "
+                           "FROM message")  # fmt: skip
+    conversation = {(str(r[0]), str(r[1])): str(r[3]) for r in rows}
+    replies: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for channel, ts, thread_ts, _, user_id, created_at in rows:
+        if user_id == BOT_USER:
+            replies.setdefault((str(channel), str(thread_ts)), []).append(
+                (str(ts), float(str(created_at)))
+            )
     latencies, unanswered = [], 0
-    with sqlite3.connect(database) as db:
-        for delivery in deliveries:
-            if delivery.kind != MENTION:
-                continue
-            row = db.execute(
-                "SELECT received_at FROM seen_event WHERE event_id = ?", (delivery.event_id,)
-            ).fetchone()
-            key = (delivery.channel, delivery.ts)
-            if row:
-                received[key] = min(received.get(key, row[0]), row[0])
-        for (channel, ts), at in sorted(received.items()):
-            (conversation,) = db.execute(
-                "SELECT conversation_ts FROM message WHERE channel = ? AND ts = ?", (channel, ts)
-            ).fetchone()
-            (answered,) = db.execute(
-                "SELECT min(created_at) FROM message WHERE channel = ? AND thread_ts = ?"
-                " AND user_id = ? AND ts > ?",
-                (channel, conversation, BOT_USER, ts),
-            ).fetchone()
-            if answered:
-                latencies.append(answered - at)
-            else:
-                unanswered += 1
+    for (channel, ts), at in sorted(received.items()):
+        thread = conversation.get((channel, ts), "")
+        answered = [made for posted, made in replies.get((channel, thread), []) if posted > ts]
+        if answered:
+            latencies.append(min(answered) - at)
+        else:
+            unanswered += 1
     return latencies, unanswered
 
 
@@ -161,6 +166,11 @@ def environment() -> dict[str, str]:
 
 
 async def main(args: argparse.Namespace) -> None:
+    with contextlib.ExitStack() as cleanup:  # a scratch PostgreSQL database is dropped after
+        await measure(args, cleanup)
+
+
+async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> None:
     print(machine())
     print(f"uvicorn flags (the Procfile's, plus no access log): {' '.join(UVICORN_FLAGS)}")
     workdir = Path(tempfile.mkdtemp(prefix="tomo-bench-ack-"))
@@ -178,9 +188,15 @@ async def main(args: argparse.Namespace) -> None:
         wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
         slack_url, model_url = f"http://127.0.0.1:{port}/api/", f"http://127.0.0.1:{port}/v1"
         bolt_env = {**environment(), "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack_url}
-        database = workdir / "tomo.db"
+        if args.backend == "procrastinate":
+            database = cleanup.enter_context(Scratch("ack")).url
+        else:
+            database = f"sqlite:///{workdir / 'tomo.db'}"
         tomo_environment = tomo_env(
-            database_url=f"sqlite:///{database}", slack_url=slack_url, model_url=model_url
+            database_url=database,
+            slack_url=slack_url,
+            model_url=model_url,
+            JOB_BACKEND=args.backend,
         )
         bolt_port, tomo_port = free_port(), free_port()
         bolt_process = uvicorn("bench.bolt_app:api", port=bolt_port, env=bolt_env,
@@ -256,6 +272,12 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=200.0, help="fixed rate, req/s")
     parser.add_argument("--seconds", type=float, help="fixed-rate duration (default 10)")
     parser.add_argument("--mentions", type=float, default=0.02, help="share of mentions")
+    parser.add_argument(
+        "--backend",
+        choices=("apscheduler", "procrastinate"),
+        default="apscheduler",
+        help="tomo's JOB_BACKEND (procrastinate: on a scratch PostgreSQL database)",
+    )
     args = parser.parse_args(argv)
     args.requests = args.requests or (4000 if args.quick else 20000)
     args.rounds = args.rounds or (2 if args.quick else 4)

@@ -16,7 +16,12 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
 ROOT = Path(__file__).resolve().parents[1]
+# The PostgreSQL server the benchmarks that need one use (a scratch database of their own).
+POSTGRES = os.environ.get("TOMO_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 HOST = "127.0.0.1"
 SECRET = "bench-signing-secret"
 
@@ -220,3 +225,43 @@ def running(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes
         yield process
     finally:
         stop(process)
+
+
+class Scratch:
+    """A database of its own on the PostgreSQL server, dropped afterwards."""
+
+    def __init__(self, name: str) -> None:
+        server = make_url(POSTGRES.replace("postgres://", "postgresql://", 1))
+        self._admin = create_engine(
+            server.set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
+        )
+        self._name = f"tomo_bench_{name}_{os.getpid()}"
+        self.url = server.set(database=self._name).render_as_string(hide_password=False)
+
+    def __enter__(self) -> Scratch:
+        with self._admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{self._name}" WITH (FORCE)'))
+            connection.execute(text(f'CREATE DATABASE "{self._name}"'))
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        with self._admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{self._name}" WITH (FORCE)'))
+        self._admin.dispose()
+
+    def count(self, sql: str) -> int:
+        (row,) = query(self.url, sql)
+        return int(str(row[0]))
+
+
+def query(database_url: str, sql: str, **params: object) -> list[tuple[object, ...]]:
+    """Rows of one query on tomo's database (SQLite file or PostgreSQL), read after a run."""
+    url = make_url(database_url.replace("postgres://", "postgresql://", 1))
+    if url.get_backend_name() == "postgresql":
+        url = url.set(drivername="postgresql+psycopg")
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(text(sql), params)]
+    finally:
+        engine.dispose()

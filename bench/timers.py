@@ -34,9 +34,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-
 from app.db.engine import create_engine as create_async_engine
 from app.db.migrate import upgrade_to_head
 from app.jobs.backend import TimerBackend
@@ -44,6 +41,7 @@ from app.jobs.kinds import JobKind
 from app.jobs.timers import Timers
 from bench.common import (
     HOST,
+    Scratch,
     free_port,
     machine,
     percentile,
@@ -55,42 +53,8 @@ from bench.common import (
 )
 from bench.events import Delivery, plain, sign
 
-SERVER = os.environ.get("TOMO_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 CHANNELS = 100  # the stand-in's channels (bench/standins.py)
 WAIT = 4.0  # MIN_WAIT_SECONDS of the fleet part: every message is in before the first is due
-
-
-class Scratch:
-    """A database of its own on the PostgreSQL server, dropped afterwards."""
-
-    def __init__(self, name: str) -> None:
-        server = make_url(SERVER.replace("postgres://", "postgresql://", 1))
-        self._admin = create_engine(
-            server.set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
-        )
-        self._name = f"tomo_bench_{name}_{os.getpid()}"
-        self.url = server.set(database=self._name).render_as_string(hide_password=False)
-
-    def __enter__(self) -> Scratch:
-        with self._admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{self._name}" WITH (FORCE)'))
-            connection.execute(text(f'CREATE DATABASE "{self._name}"'))
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        with self._admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{self._name}" WITH (FORCE)'))
-        self._admin.dispose()
-
-    def count(self, sql: str) -> int:
-        engine = create_engine(
-            make_url(self.url).set(drivername="postgresql+psycopg"), poolclass=None
-        )
-        try:
-            with engine.connect() as connection:
-                return int(connection.execute(text(sql)).scalar_one())
-        finally:
-            engine.dispose()
 
 
 # -- 1. lateness --------------------------------------------------------------------------------
