@@ -17,6 +17,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +93,7 @@ async def _claim_in(
     # No RETURNING: on SQLite a statement with RETURNING keeps the write lock until its rows
     # are fetched, a turn of the event loop later (see app.worker).
     try:
-        async with connection.begin_nested():  # a savepoint: the transaction goes on after
+        async with insert_guard(connection):
             result = await connection.execute(insert(Reply).values(row))
             primary_key = result.inserted_primary_key
             assert primary_key is not None  # a single-row insert always has one
@@ -105,6 +106,16 @@ async def _claim_in(
         col(Reply.trigger_ts) == trigger_ts,
     )
     return await _take(connection, *where)
+
+
+def insert_guard(connection: AsyncConnection) -> AbstractAsyncContextManager[Any]:
+    """Around an insert that may meet the unique key, in a transaction that goes on after it.
+    PostgreSQL aborts the whole transaction on a failed statement: a savepoint keeps it.
+    SQLite aborts the statement only; a savepoint there would hold its one write lock across
+    turns of the event loop, which the web process's commits would wait for (app.worker)."""
+    if connection.dialect.name == "postgresql":
+        return connection.begin_nested()
+    return contextlib.nullcontext()
 
 
 async def take_over(engine: AsyncEngine, claim_id: int) -> Claim | None:

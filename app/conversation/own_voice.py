@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.conversation.channel_modes import ChannelMode, Mode, read_mode
-from app.conversation.claims import FAILED, OWED
+from app.conversation.claims import FAILED, OWED, insert_guard
 from app.db.models import Reply
 from app.domain import ReplyReason
 from app.prompts import format_time
@@ -193,7 +193,7 @@ class OwnVoice:
             "created_at": time.time(),
         }
         try:
-            async with connection.begin_nested():
+            async with insert_guard(connection):
                 await connection.execute(insert(Reply).values(row))
         except IntegrityError:
             # Claimed or withheld already; or a claim cut short by a stop before anything was
