@@ -4,9 +4,9 @@
   text (capped) stored with the message, so every later prompt and memory shows it without
   downloading the file again.
 - Images of the conversation's newest messages, when the prompt's model sees images: at most
-  MAX_IMAGES_PER_PROMPT, newest first, each kept here as a data: URI for CACHE_SECONDS within
-  CACHE_BYTES in all (least recently used out first). A model that cannot see gets the
-  image's name only, and nothing is downloaded for it.
+  MAX_IMAGES_PER_PROMPT, newest first, each kept as a data: URI for CACHE_SECONDS within
+  CACHE_BYTES in all (app.files.cache: least recently used out first). A model that cannot
+  see gets the image's name only, and nothing is downloaded for it.
 - Slack Connect stubs are completed with files.info first.
 A file that could not be read is not tried again for CACHE_SECONDS; the message is handled
 with its name. The first refusal for want of `files:read` is a WARNING saying what to do.
@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
 from dataclasses import replace
 
 from sqlalchemy import select, update
@@ -26,6 +25,7 @@ from sqlmodel import col
 
 from app.db.models import Message
 from app.domain import ChannelMessages, ChatMessage, Context, SharedFile
+from app.files.cache import KeptImages, Refusals
 from app.files.documents import document_text
 from app.files.fetch import Fetcher, Unreadable
 from app.files.images import data_uri
@@ -44,16 +44,22 @@ AT_ONCE = 4  # downloads at a time
 
 class FileReader:
     def __init__(
-        self, *, fetcher: Fetcher, slack: SlackClient, engine: AsyncEngine, max_images: int
+        self,
+        *,
+        fetcher: Fetcher,
+        slack: SlackClient,
+        engine: AsyncEngine,
+        max_images: int,
+        cache_seconds: float = CACHE_SECONDS,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         self._fetcher = fetcher
         self._slack = slack
         self._engine = engine
         self._max_images = max_images
-        self._images: OrderedDict[str, tuple[str, float]] = OrderedDict()  # id: (uri, until)
-        self._image_bytes = 0
+        self._images = KeptImages(seconds=cache_seconds, max_bytes=cache_bytes)
         self._stubs: dict[str, SharedFile] = {}  # a stub's id: what files.info said
-        self._failed: dict[str, float] = {}  # file id: not tried again until then
+        self._failed = Refusals(seconds=cache_seconds)
         self._told_scope = False
         self._at_once = asyncio.Semaphore(AT_ONCE)
 
@@ -180,10 +186,9 @@ class FileReader:
         return seen
 
     async def _image(self, file: SharedFile, now: float) -> str | None:
-        kept = self._images.get(file.id)
-        if kept is not None and kept[1] > now:
-            self._images.move_to_end(file.id)
-            return kept[0]
+        kept = self._images.get(file.id, now=now)
+        if kept is not None:
+            return kept
         try:
             async with self._at_once:
                 data = await self._fetcher.fetch(file)
@@ -191,31 +196,17 @@ class FileReader:
         except Unreadable as error:
             self._give_up(file, str(error), now, scope=error.scope)
             return None
-        self._keep(file.id, uri, now)
+        self._images.put(file.id, uri, now=now)
         return uri
-
-    def _keep(self, file_id: str, uri: str, now: float) -> None:
-        old = self._images.pop(file_id, None)
-        if old is not None:
-            self._image_bytes -= len(old[0])
-        self._images[file_id] = (uri, now + CACHE_SECONDS)
-        self._image_bytes += len(uri)
-        while self._image_bytes > CACHE_BYTES and len(self._images) > 1:
-            _, (dropped, _until) = self._images.popitem(last=False)
-            self._image_bytes -= len(dropped)
 
     # -- what could not be read ------------------------------------------------------------
 
     def _may_try(self, file_id: str, now: float) -> bool:
-        return self._failed.get(file_id, 0.0) <= now
+        return self._failed.may_try(file_id, now=now)
 
     def _give_up(self, file: SharedFile, why: str, now: float, *, scope: bool = False) -> None:
-        if self._failed.get(file.id, 0.0) > now:
+        if not self._failed.refuse(file.id, now=now):
             return
-        self._failed[file.id] = now + CACHE_SECONDS
-        if len(self._failed) > 10_000:  # forget the oldest refusals
-            for stale in [k for k, until in self._failed.items() if until <= now]:
-                del self._failed[stale]
         if scope and not self._told_scope:
             self._told_scope = True
             logger.warning(

@@ -158,6 +158,24 @@ async def test_a_judgment_sees_the_newest_images_at_most_the_limit(
     assert [path for path, _ in slack.file_requests] == ["T0001-F0011/download/b.png"]
 
 
+async def test_an_image_is_downloaded_once_for_the_judgment_and_the_reply_it_leads_to(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    answers(model)
+    photo = hosted(
+        slack, file_object("message_file_share"), picture(2000, 1500, kind="JPEG"), "image/jpeg"
+    )
+    async with start_tomo(**SEEING) as tomo:
+        await shared(tomo, "look! my cat found the keyboard", [photo])
+        await slack.wait_for_posts(1, timeout=10)
+    (judgment,) = requests(model, "judgment")
+    (reply,) = requests(model, "reply")
+    judged = images_in(judgment["messages"][-1]["content"])
+    replied = images_in(turns_of(reply)[-1]["content"])
+    assert [i.size for i in judged] == [i.size for i in replied] == [(LONGEST_SIDE, 1176)]
+    assert len(slack.file_requests) == 1  # kept from the judgment for the reply
+
+
 async def test_a_pdf_is_read_once_and_shown_in_the_judgment_the_reply_and_the_database(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
