@@ -22,13 +22,25 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.files.images import LONGEST_SIDE
-from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, turns_of, wait_for
+from app.llm import litellm_module
+from tests.conftest import (
+    ADMIN_TOKEN,
+    StartTomo,
+    Tomo,
+    judgment_json,
+    next_ts,
+    purpose_of,
+    turns_of,
+    wait_for,
+)
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes.model_api import image_tokens
 from tests.fakes.server import ServerThread
 from tests.files.samples import pdf, picture
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEEING = {"LLM_VISION": "true", "MIN_WAIT_SECONDS": 0.1}
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 def file_object(fixture: str, *, path: tuple[str, ...] = ("event", "files")) -> dict[str, Any]:
@@ -174,6 +186,32 @@ async def test_an_image_is_downloaded_once_for_the_judgment_and_the_reply_it_lea
     replied = images_in(turns_of(reply)[-1]["content"])
     assert [i.size for i in judged] == [i.size for i in replied] == [(LONGEST_SIDE, 1176)]
     assert len(slack.file_requests) == 1  # kept from the judgment for the reply
+
+
+async def test_what_the_images_cost_counts_in_the_recorded_spend(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """gpt-4o-mini sees images by LiteLLM's map (LLM_VISION=auto); the stand-in bills the image
+    as OpenAI does (1568 x 1045 px: six tiles, 1105 tokens), and the call's record, its price
+    and /admin/llm-usage include them."""
+    answers(model)
+    png = hosted(slack, file_object("message_file_share"), picture(3000, 2000), "image/png")
+    async with start_tomo(LLM_MODEL="openai/gpt-4o-mini") as tomo:
+        await shared(tomo, "<@UBOT> what do you think of this?", [png])
+        await slack.wait_for_posts(1, timeout=10)
+        (row,) = await tomo.rows("SELECT * FROM llm_call WHERE purpose = 'reply'")
+        usage = await tomo.client.get("/admin/llm-usage", headers=ADMIN)
+    (reply,) = requests(model, "reply")
+    assert [i.size for i in images_in(turns_of(reply)[-1]["content"])] == [(LONGEST_SIDE, 1045)]
+    words = sum(len(text_of(m["content"]).split()) for m in reply["messages"])
+    assert row["prompt_tokens"] == words + image_tokens(LONGEST_SIDE, 1045) == words + 1105
+    prices = (await litellm_module()).model_cost["gpt-4o-mini"]
+    assert row["cost_usd"] == pytest.approx(
+        row["prompt_tokens"] * prices["input_cost_per_token"]
+        + row["completion_tokens"] * prices["output_cost_per_token"]
+    )
+    (spent,) = [p for p in usage.json()["windows"]["24h"]["purposes"] if p["purpose"] == "reply"]
+    assert spent["prompt_tokens"] == row["prompt_tokens"]
 
 
 async def test_a_pdf_is_read_once_and_shown_in_the_judgment_the_reply_and_the_database(
