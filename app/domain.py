@@ -77,6 +77,11 @@ class SharedFile:
         return self.mode == "snippet" or self.mimetype.startswith("text/")
 
     @property
+    def is_document(self) -> bool:
+        """A PDF, a text file or a snippet: its text is read, for any model."""
+        return not self.is_image and (self.is_pdf or self.is_text)
+
+    @property
     def readable(self) -> bool:
         """A kind of file tomo reads: an image, a PDF, a text file or a snippet."""
         return self.is_image or self.is_pdf or self.is_text

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from sqlalchemy import select, update
@@ -36,7 +37,10 @@ from app.slack.files import files_from_json, files_json, resolved, with_text
 
 logger = logging.getLogger(__name__)
 
-DOCUMENTS_PER_PROMPT = 6  # the newest messages' documents read for one prompt
+Carrier = tuple[str, tuple[SharedFile, ...]]  # a message's ts and its files
+
+DOCUMENTS_PER_PROMPT = 6  # the newest messages' documents read for one prompt (or memory run)
+MAX_STUBS = 1000  # Slack Connect stubs' files.info answers kept
 CACHE_SECONDS = 3600.0
 CACHE_BYTES = 48 * 1024 * 1024
 AT_ONCE = 4  # downloads at a time
@@ -73,8 +77,11 @@ class FileReader:
         with_files = [m for m in reversed(messages) if m.files]  # newest first
         if not with_files:
             return context
-        resolved_files = await self._resolve_stubs(with_files, now)
-        read = await self._documents(context, with_files, resolved_files, now)
+        carriers = [(m.ts, m.files) for m in with_files]
+        resolved_files = await self._resolve_stubs(carriers, now)
+        read = await self._documents(
+            context.conversation_history.channel_id, carriers, resolved_files, now
+        )
         seen: dict[str, tuple[str, ...]] = {}
         if images and self._max_images > 0:
             seen = await self._images_of(context, resolved_files, now)
@@ -82,13 +89,21 @@ class FileReader:
             return context
         return _replaced(context, read, seen)
 
+    async def read_documents(self, channel: str, carriers: Sequence[Carrier]) -> int:
+        """Read the unread documents of these messages of a channel (newest first), for any
+        model, and keep their text with them (the memory job: app.memory.refresh); how many
+        were read."""
+        now = time.time()
+        files = await self._resolve_stubs(carriers, now)
+        return len(await self._documents(channel, carriers, files, now))
+
     # -- Slack Connect stubs ---------------------------------------------------------------
 
     async def _resolve_stubs(
-        self, messages: list[ChatMessage], now: float
+        self, carriers: Sequence[Carrier], now: float
     ) -> dict[str, SharedFile]:
         """Every file of these messages by id, stubs completed where files.info could."""
-        files = {f.id: f for m in messages for f in m.files}
+        files = {f.id: f for _, carried in carriers for f in carried}
         stubs = [f for f in files.values() if f.stub and self._may_try(f.id, now)]
         for stub in stubs[: DOCUMENTS_PER_PROMPT + self._max_images]:
             if stub.id not in self._stubs:
@@ -101,6 +116,8 @@ class FileReader:
                 if found is None:
                     self._give_up(stub, "files.info did not describe it", now)
                     continue
+                if len(self._stubs) >= MAX_STUBS:
+                    self._stubs.pop(next(iter(self._stubs)))
                 self._stubs[stub.id] = found
         return {i: self._stubs.get(i, f) for i, f in files.items()}
 
@@ -108,23 +125,18 @@ class FileReader:
 
     async def _documents(
         self,
-        context: Context,
-        messages: list[ChatMessage],
+        channel: str,
+        carriers: Sequence[Carrier],
         files: dict[str, SharedFile],
         now: float,
     ) -> dict[str, SharedFile]:
         """Read the newest unread documents; what was read, by id (stored with its message)."""
-        wanted: list[tuple[ChatMessage, SharedFile]] = []
-        for message in messages:
-            for file in message.files:
+        wanted: list[tuple[str, SharedFile]] = []
+        for ts, carried in carriers:
+            for file in carried:
                 full = files[file.id]
-                if (
-                    file.text is None
-                    and not full.is_image
-                    and (full.is_pdf or full.is_text)
-                    and self._may_try(full.id, now)
-                ):
-                    wanted.append((message, full))
+                if file.text is None and full.is_document and self._may_try(full.id, now):
+                    wanted.append((ts, full))
         wanted = wanted[:DOCUMENTS_PER_PROMPT]
         texts = await asyncio.gather(*(self._document(file, now) for _, file in wanted))
         read = {
@@ -133,8 +145,8 @@ class FileReader:
             if text is not None
         }
         if read:
-            owners = {m.ts for m, f in wanted if f.id in read}
-            await self._store(context.conversation_history.channel_id, owners, read)
+            owners = {ts for ts, f in wanted if f.id in read}
+            await self._store(channel, owners, read)
         return read
 
     async def _document(self, file: SharedFile, now: float) -> str | None:

@@ -1,12 +1,45 @@
 """Real file bytes for the tests: pictures made with Pillow, PDFs written out object by object
 (PDF 1.4: a catalog, pages, a Helvetica font, one text stream per page, a cross-reference
-table with each object's byte offset), so pypdf reads them as it reads any PDF."""
+table with each object's byte offset), so pypdf reads them as it reads any PDF. And Slack's
+file objects from the fixtures, served by the Slack stand-in's file host."""
 
 from __future__ import annotations
 
+import copy
 import io
+import json
+from pathlib import Path
+from typing import Any
 
 from PIL import Image
+
+from tests.fakes import FakeSlack
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def file_object(fixture: str, *, path: tuple[str, ...] = ("event", "files")) -> dict[str, Any]:
+    """The first file object of a fixture (its event's, or a Web API answer's)."""
+    folder = "slack_web" if fixture.startswith("web/") else "slack"
+    found: Any = json.loads(
+        (FIXTURES / folder / f"{fixture.removeprefix('web/')}.json").read_text()
+    )
+    for key in path:
+        found = found[key]
+    return copy.deepcopy(found[0] if isinstance(found, list) else found)
+
+
+def hosted(
+    slack: FakeSlack, obj: dict[str, Any], body: bytes, kind: str, **how: Any
+) -> dict[str, Any]:
+    """The file object with its URLs on the stand-in's file host, which serves `body`."""
+    name = obj["name"].lower()
+    url = slack.host_file(f"T0001-{obj['id']}/download/{name}", body, content_type=kind, **how)
+    return obj | {
+        "url_private": url.replace("/download/", "/"),
+        "url_private_download": url,
+        "size": len(body),
+    }
 
 
 def picture(width: int, height: int, *, kind: str = "PNG", alpha: bool = False) -> bytes:

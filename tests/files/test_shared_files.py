@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import copy
 import io
 import json
 import logging
@@ -36,35 +35,11 @@ from tests.conftest import (
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.model_api import image_tokens
 from tests.fakes.server import ServerThread
-from tests.files.samples import pdf, picture
+from tests.files.samples import file_object, hosted, pdf, picture
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEEING = {"LLM_VISION": "true", "MIN_WAIT_SECONDS": 0.1}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-
-
-def file_object(fixture: str, *, path: tuple[str, ...] = ("event", "files")) -> dict[str, Any]:
-    """The first file object of a fixture (its event's, or a Web API answer's)."""
-    folder = "slack_web" if fixture.startswith("web/") else "slack"
-    found: Any = json.loads(
-        (FIXTURES / folder / f"{fixture.removeprefix('web/')}.json").read_text()
-    )
-    for key in path:
-        found = found[key]
-    return copy.deepcopy(found[0] if isinstance(found, list) else found)
-
-
-def hosted(
-    slack: FakeSlack, obj: dict[str, Any], body: bytes, kind: str, **how: Any
-) -> dict[str, Any]:
-    """The file object with its URLs on the stand-in's file host, which serves `body`."""
-    name = obj["name"].lower()
-    url = slack.host_file(f"T0001-{obj['id']}/download/{name}", body, content_type=kind, **how)
-    return obj | {
-        "url_private": url.replace("/download/", "/"),
-        "url_private_download": url,
-        "size": len(body),
-    }
 
 
 def answers(model: FakeModel, *, respond: bool = True) -> None:
