@@ -89,6 +89,10 @@ class SharedFile:
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
+# A thread's lead-in (Context.lead_in): the top-level messages just before its parent.
+LEAD_IN_SECONDS = 600.0
+LEAD_IN_MESSAGES = 3
+
 
 @dataclass(frozen=True)
 class ChatMessage:
@@ -181,3 +185,22 @@ class Context:
     def target_turns(self) -> tuple[ChatMessage, ...]:
         """The conversation's turns: its messages without the notes and the empty ones."""
         return tuple(m for m in self.target_messages() if m.is_turn)
+
+    def lead_in(self) -> tuple[ChatMessage, ...]:
+        """What a thread's first message may point at ("@tomo what is this?" under a
+        screenshot posted just before): the channel's top-level messages written within
+        LEAD_IN_SECONDS before the thread's parent, at most LEAD_IN_MESSAGES, oldest first;
+        none for a channel's top level or a DM."""
+        thread = self.target_messages()
+        if not self.target_thread_ts or not thread or thread[0].ts != self.target_thread_ts:
+            return ()
+        parent = thread[0]
+        before = [
+            m
+            for m in self.conversation_history.top_level_messages
+            if m.is_turn
+            and not m.from_self
+            and 0 < parent.created_at - m.created_at <= LEAD_IN_SECONDS
+            and float(m.ts) < float(parent.ts)
+        ]
+        return tuple(before[-LEAD_IN_MESSAGES:])

@@ -63,13 +63,15 @@ class ConversationJob:
                 logger.exception("%s failed", self._kind.value)
                 return nothing
 
-    async def _with_files(self, context: Context, *, purpose: str) -> Context:
+    async def _with_files(
+        self, context: Context, *, purpose: str, lead_in: bool = False
+    ) -> Context:
         """The context with what its files show: documents' text, and images for a model
-        that sees them (app.files.reader)."""
+        that sees them (app.files.reader), the lead-in's too when the prompt shows it."""
         if self._files is None:
             return context
         images = await self._llm.sees_images(purpose)
-        return await self._files.for_prompt(context, images=images)
+        return await self._files.for_prompt(context, images=images, lead_in=lead_in)
 
     async def _context(self, channel: str, thread_ts: str) -> Context:
         async with self._sessions() as session:

@@ -20,7 +20,7 @@ from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, with_images
-from app.prompts import render_parts
+from app.prompts import render, render_parts
 from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
@@ -68,7 +68,25 @@ def reply_messages(
     turns = conversation_turns(
         context.target_turns(), trigger_ts=trigger_ts, limit=limit, threaded=threaded
     )
-    return [{"role": "system", "content": system}, *turns, {"role": "system", "content": now}]
+    return [
+        {"role": "system", "content": system},
+        *lead_in_images(context),
+        *turns,
+        {"role": "system", "content": now},
+    ]
+
+
+def lead_in_images(context: Context) -> list[dict[str, Any]]:
+    """A user message with the images of the messages just before the conversation (a
+    mention asking about the screenshot posted before it), oldest first; none when they
+    carry no images the model sees (app.files.reader chose them)."""
+    shown = [m for m in context.lead_in() if m.images]
+    if not shown:
+        return []
+    parts = [{"type": "text", "text": render("lead_in.j2", channel_name=context.channel_name)}]
+    for message in shown:
+        parts += with_images(message.said(), message.images)
+    return [{"role": "user", "content": parts}]
 
 
 # Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
@@ -170,7 +188,7 @@ class ReplyService(ConversationJob):
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
         if claim.chunks is not None:  # taken over after posting may have begun
             return await self._deliver(claim, claim.chunks, look_first=True)
-        context = await self._with_files(context, purpose="reply")
+        context = await self._with_files(context, purpose="reply", lead_in=True)
         messages = reply_messages(
             context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
         )

@@ -70,8 +70,9 @@ class FileReader:
     async def close(self) -> None:
         await self._fetcher.close()
 
-    async def for_prompt(self, context: Context, *, images: bool) -> Context:
-        """The context with its newest documents' text, and (`images`) its images."""
+    async def for_prompt(self, context: Context, *, images: bool, lead_in: bool = False) -> Context:
+        """The context with its newest documents' text, and (`images`) its images, then
+        (`lead_in`) those of the messages just before it (Context.lead_in)."""
         now = time.time()
         messages = context.conversation_history.get_all_messages()
         with_files = [m for m in reversed(messages) if m.files]  # newest first
@@ -84,7 +85,7 @@ class FileReader:
         )
         seen: dict[str, tuple[str, ...]] = {}
         if images and self._max_images > 0:
-            seen = await self._images_of(context, resolved_files, now)
+            seen = await self._images_of(context, resolved_files, now, lead_in=lead_in)
         if not read and not seen:
             return context
         return _replaced(context, read, seen)
@@ -180,11 +181,15 @@ class FileReader:
     # -- images ----------------------------------------------------------------------------
 
     async def _images_of(
-        self, context: Context, files: dict[str, SharedFile], now: float
+        self, context: Context, files: dict[str, SharedFile], now: float, *, lead_in: bool
     ) -> dict[str, tuple[str, ...]]:
-        """The conversation's newest images (at most max_images) by the ts of their message."""
+        """The conversation's newest images (at most max_images), then (`lead_in`) its
+        lead-in's, by the ts of their message."""
         wanted: list[tuple[str, SharedFile]] = []
-        for message in reversed(context.target_messages()):
+        shown = [*reversed(context.target_messages())]
+        if lead_in:
+            shown += reversed(context.lead_in())
+        for message in shown:
             for file in message.files:
                 full = files[file.id]
                 if full.is_image and self._may_try(full.id, now):

@@ -339,3 +339,63 @@ async def test_bad_files_never_break_a_reply(
     )
     assert took < 4.0  # the slow download was given up after 0.5 s
     assert len(slack.posts()) == 1
+
+
+async def test_files_in_a_joined_channels_history_are_read_when_it_is_answered(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """conversations.history's messages carry their files as events do: stored on joining,
+    read when a mention there is answered (a PDF's text, and a JPEG for a model that sees)."""
+    answers(model)
+    thread = json.loads((FIXTURES / "slack_web" / "conversations_replies_files.json").read_text())
+    carrier = thread["messages"][1]
+    jpeg = hosted(slack, carrier["files"][0], picture(1200, 900, kind="JPEG"), "image/jpeg")
+    plan = hosted(
+        slack,
+        file_object("message_file_share_pdf"),
+        pdf(["Kickoff on Monday", "Owner: Bob"]),
+        "application/pdf",
+    )
+    slack.add_channel("C9", "project")
+    slack.add_message("C9", ts=next_ts(), text="the plan", user="U2", files=[plan])
+    slack.add_message("C9", ts=next_ts(), text=carrier["text"], user="U1", files=[jpeg])
+    async with start_tomo(**SEEING) as tomo:
+        joined = {"type": "member_joined_channel", "user": "UBOT", "channel": "C9", "team": "T0001"}
+        assert (await tomo.event(joined)).status_code == 200
+
+        async def fetched() -> bool:
+            rows = await tomo.rows("SELECT count(*) AS n FROM message WHERE channel = 'C9'")
+            return bool(rows[0]["n"] == 2)
+
+        await wait_for(fetched, what="the joined channel's history")
+        await shared(tomo, "<@UBOT> who owns this?", [], channel="C9")
+        await slack.wait_for_posts(1, timeout=10)
+    (reply,) = requests(model, "reply")
+    prompt = json.dumps(reply["messages"])
+    assert "Owner: Bob" in prompt and "[file: trip-plan.pdf]" in prompt
+    (seen,) = [i for t in reply["messages"] for i in images_in(t["content"])]
+    assert seen.size == (1200, 900)
+
+
+async def test_a_mention_just_after_a_screenshot_shows_the_model_that_screenshot(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """A mention ("@tomo what is wrong here?") after the screenshot, not in its thread: the reply
+    (in the mention's own thread) gets the screenshot as a lead-in before the turns; one
+    posted more than ten minutes before is not shown, nor downloaded."""
+    answers(model)
+    base = file_object("message_file_share")
+    old = hosted(slack, base | {"id": "F0031", "name": "old.png"}, picture(640, 480), "image/png")
+    new = hosted(slack, base | {"id": "F0032", "name": "new.png"}, picture(900, 600), "image/png")
+    async with start_tomo(LLM_VISION="true", MIN_WAIT_SECONDS=60) as tomo:
+        await shared(tomo, "yesterday's", [old], ts=f"{int(time.time()) - 700}.000100")
+        await shared(tomo, "the deploy page now", [new])
+        await tomo.message("<@UBOT> what is wrong here?")
+        await slack.wait_for_posts(1, timeout=10)
+    (reply,) = requests(model, "reply")
+    lead_in, *_ = [m for m in reply["messages"] if m["role"] == "user"]
+    assert "just before this conversation" in text_of(lead_in["content"])
+    assert "the deploy page now\n[file: new.png]" in text_of(lead_in["content"])
+    assert [i.size for i in images_in(lead_in["content"])] == [(900, 600)]
+    assert turns_of(reply)[-1]["content"] == "<@U1> (Alice): <@UBOT> what is wrong here?"
+    assert [path for path, _ in slack.file_requests] == ["T0001-F0032/download/new.png"]
