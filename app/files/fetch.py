@@ -1,7 +1,8 @@
 """Downloading a file Slack hosts, with the bot token, from Slack's file host only.
 
 The token goes only to Slack's file host: `https://files.slack.com` when SLACK_API_URL is
-Slack's own, else the host of SLACK_API_URL (a stand-in in tests, a proxy); a URL an event
+Slack's own (`https://files.slack-gov.com` for GovSlack's), else the host of SLACK_API_URL (a
+stand-in in tests, a proxy); a URL an event
 names on any other host is never fetched (an external file, a forged event). Redirects are
 followed; httpx drops the token on one that leaves the host. What comes back must be the
 file: Slack answers a request it will not serve (the token lacks `files:read`) with its HTML
@@ -20,6 +21,11 @@ import httpx
 from app.domain import SharedFile
 
 SLACK_FILE_HOST = ("https", "files.slack.com", 443)
+# Slack's own Web API domains (and their subdomains), each with its file host.
+SLACK_DOMAINS = {
+    "slack.com": SLACK_FILE_HOST,
+    "slack-gov.com": ("https", "files.slack-gov.com", 443),
+}
 MAX_REDIRECTS = 3
 
 
@@ -46,8 +52,11 @@ def file_hosts(api_url: str) -> set[tuple[str, str, int]]:
     """Where files may be fetched with the token: Slack's file host for Slack's own Web API,
     the API's own host for any other (a stand-in, a proxy)."""
     api = _origin(api_url)
-    if api is None or api[1] == "slack.com" or api[1].endswith(".slack.com"):
+    if api is None:
         return {SLACK_FILE_HOST}
+    for domain, files in SLACK_DOMAINS.items():
+        if api[1] == domain or api[1].endswith(f".{domain}"):
+            return {files}
     return {api}
 
 
