@@ -234,7 +234,10 @@ async def test_a_snippet_and_a_slack_connect_stub_resolved_with_files_info(
         await shared(tomo, "<@UBOT> and this one?", [snippet])
         await slack.wait_for_posts(2, timeout=10)
     first, second = requests(model, "reply")
-    assert "connection refused: db:5432" in text_of(turns_of(first)[-1]["content"])
+    assert text_of(turns_of(first)[-1]["content"]) == (
+        "<@U1> (alice): can you read this log?\n[file: server.log]\n```\n"
+        "2026-11-24 10:00:01 ERROR connection refused: db:5432\n```"
+    )
     assert "[file: deploy.log]\n```\nERROR: exit 1\n```" in text_of(turns_of(second)[-1]["content"])
     assert [p["file"] for p in slack.calls_to("files.info")] == ["F0002"]
 
