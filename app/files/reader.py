@@ -80,12 +80,15 @@ class FileReader:
             return context
         carriers = [(m.ts, m.files) for m in with_files]
         resolved_files = await self._resolve_stubs(carriers, now)
-        read = await self._documents(
+        documents = self._documents(
             context.conversation_history.channel_id, carriers, resolved_files, now
         )
-        seen: dict[str, tuple[str, ...]] = {}
-        if images and self._max_images > 0:
-            seen = await self._images_of(context, resolved_files, now, lead_in=lead_in)
+        if images and self._max_images > 0:  # downloaded at once, so the wait is one timeout
+            read, seen = await asyncio.gather(
+                documents, self._images_of(context, resolved_files, now, lead_in=lead_in)
+            )
+        else:
+            read, seen = await documents, {}
         if not read and not seen:
             return context
         return _replaced(context, read, seen)

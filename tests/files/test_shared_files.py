@@ -316,7 +316,7 @@ async def test_an_oversized_file_and_an_image_for_a_model_that_cannot_see_are_no
 async def test_bad_files_never_break_a_reply(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
-    """A truncated PNG, a PDF that does not parse, a file gone (404) and a download too slow:
+    """A truncated PNG, a PDF that does not parse, a file gone (404) and downloads too slow:
     the message is answered with their names, within the download's time limit."""
     answers(model)
     whole = picture(800, 600)
@@ -329,18 +329,21 @@ async def test_bad_files_never_break_a_reply(
         slack, doc | {"id": "F0023", "name": "gone.pdf"}, b"", "application/pdf", status=404
     )
     slow = hosted(slack, base | {"id": "F0024", "name": "slow.png"}, whole, "image/png", delay=5.0)
+    late = hosted(
+        slack, doc | {"id": "F0025", "name": "late.pdf"}, pdf(["x"]), "application/pdf", delay=5.0
+    )
     async with start_tomo(SLACK_TIMEOUT_SECONDS=0.5, **SEEING) as tomo:
         started = time.monotonic()
-        await shared(tomo, "<@UBOT> do these open for you?", [broken, garbled, gone, slow])
+        await shared(tomo, "<@UBOT> do these open for you?", [broken, garbled, gone, slow, late])
         await slack.wait_for_posts(1, timeout=10)
         took = time.monotonic() - started
         await asyncio.sleep(0.2)
     last = turns_of(requests(model, "reply")[0])[-1]["content"]
     assert last == (
         "<@U1> (Alice): <@UBOT> do these open for you?\n"
-        "[file: cut.png] [file: bad.pdf] [file: gone.pdf] [file: slow.png]"
+        "[file: cut.png] [file: bad.pdf] [file: gone.pdf] [file: slow.png] [file: late.pdf]"
     )
-    assert took < 4.0  # the slow download was given up after 0.5 s
+    assert took < 4.0  # the slow downloads were given up after 0.5 s
     assert len(slack.posts()) == 1
 
 
