@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import io
+import struct
+import zlib
 
 import pytest
 from hypothesis import given, settings
@@ -41,6 +43,37 @@ def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
     for kind in ("JPEG", "WEBP", "GIF"):
         shown = decoded(data_uri(picture(2000, 3000, kind=kind)))
         assert max(shown.size) == LONGEST_SIDE
+
+
+def test_a_phone_photo_stands_upright_as_its_exif_says() -> None:
+    """Orientation 6: the camera was turned; the stored 3000 x 2000 picture is shown 2000 wide
+    (and shrunk before it is turned, which must not lose the orientation)."""
+    photo = Image.open(io.BytesIO(picture(3000, 2000, kind="JPEG")))
+    exif = photo.getexif()
+    exif[0x0112] = 6
+    out = io.BytesIO()
+    photo.save(out, format="JPEG", exif=exif.tobytes())
+    assert decoded(data_uri(out.getvalue())).size == (1045, LONGEST_SIDE)
+
+
+def _png_header_only(width: int, height: int) -> bytes:
+    """A PNG that declares a size and holds one empty row: what a decompression bomb looks
+    like before it is decoded."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body)
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    row = zlib.compress(b"\x00" + b"\x00" * 3 * 16)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", row)
+
+
+def test_a_picture_too_large_to_decode_is_refused_before_it_is() -> None:
+    with pytest.raises(Unreadable, match="8500x8500 px is too large"):
+        data_uri(_png_header_only(8500, 8500))  # over MAX_PIXELS
+    with pytest.raises(Unreadable, match="DecompressionBomb"):
+        data_uri(_png_header_only(12_000, 12_000))  # over Pillow's own limit
 
 
 def test_a_truncated_png_is_unreadable() -> None:
