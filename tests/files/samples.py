@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,9 @@ def _escaped(line: str) -> str:
     return line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def pdf(*pages: list[str]) -> bytes:
-    """A PDF whose pages show these lines of text."""
+def pdf(*pages: list[str] | bytes) -> bytes:
+    """A PDF whose pages show these lines of text; a page given as bytes is those drawing
+    instructions, compressed (FlateDecode) as PDF writers store them."""
     count = len(pages)
     # 1 catalog, 2 pages, 3 font, then a page and its content stream for each page.
     objects = [
@@ -70,13 +72,22 @@ def pdf(*pages: list[str]) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     for n, lines in enumerate(pages):
-        text = " 0 -18 Td ".join(f"({_escaped(line)}) Tj" for line in lines)
-        stream = f"BT /F1 12 Tf 72 740 Td {text} ET".encode("latin-1")
+        if isinstance(lines, bytes):
+            stream, filters = zlib.compress(lines), b" /Filter /FlateDecode"
+        else:
+            text = " 0 -18 Td ".join(f"({_escaped(line)}) Tj" for line in lines)
+            stream, filters = f"BT /F1 12 Tf 72 740 Td {text} ET".encode("latin-1"), b""
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * n} 0 R >>".encode()
         )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
+        objects.append(
+            f"<< /Length {len(stream)}".encode()
+            + filters
+            + b" >>\nstream\n"
+            + stream
+            + b"\nendstream"
+        )
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

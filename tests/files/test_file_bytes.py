@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import struct
+import time
 import zlib
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from app.domain import SharedFile
-from app.files.documents import CUT, MAX_CHARS, document_text
+from app.files.documents import CUT, MAX_CHARS, READ_SECONDS, document_text
 from app.files.fetch import Unreadable
 from app.files.images import LONGEST_SIDE, data_uri
 from tests.files.samples import pdf, picture
@@ -101,6 +102,28 @@ def test_a_long_document_is_capped() -> None:
     text = document_text(PDF, pdf(*pages))
     assert len(text) <= MAX_CHARS + len(CUT) and text.endswith(CUT)
     assert text.startswith("line 0 of page 0")
+
+
+def test_a_page_of_millions_of_drawing_instructions_is_skipped_not_read_for_seconds() -> None:
+    """400,000 moves in a few compressed kilobytes took pypdf 4.5 s; the page is skipped, the
+    next one read."""
+    trap = b"BT /F1 12 Tf " + b"1 0 Td " * 400_000 + b"(x) Tj ET"
+    data = pdf(trap, ["Budget: 80,000"])
+    assert len(data) < 10_000
+    started = time.monotonic()
+    assert document_text(PDF, data) == "Budget: 80,000"
+    assert time.monotonic() - started < 1.5
+
+
+def test_no_page_is_begun_after_the_reading_time() -> None:
+    """Thirty pages just under the limit of drawing instructions: reading stops at the time."""
+    heavy = b"BT /F1 12 Tf " + b"1 0 Td " * 36_000 + b"(page) Tj ET"
+    data = pdf(*[heavy] * 30)
+    started = time.monotonic()
+    text = document_text(PDF, data)
+    took = time.monotonic() - started
+    assert 0 < text.count("page") < 30
+    assert took < READ_SECONDS + 1.5
 
 
 def test_a_pdf_that_does_not_parse_and_one_without_text_are_unreadable() -> None:
