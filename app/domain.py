@@ -77,6 +77,10 @@ class SharedFile:
         return self.mode == "snippet" or self.mimetype.startswith("text/")
 
     @property
+    def is_html(self) -> bool:
+        return self.mimetype == "text/html" or self.filetype == "html"
+
+    @property
     def is_document(self) -> bool:
         """A PDF, a text file or a snippet: its text is read, for any model."""
         return not self.is_image and (self.is_pdf or self.is_text)

@@ -90,20 +90,23 @@ class Fetcher:
             raise Unreadable(f"{file.size} bytes is over MAX_FILE_MB")
         try:
             async with asyncio.timeout(self._timeout):
-                return await self._download(file.url)
+                return await self._download(file.url, html=file.is_html)
         except TimeoutError as error:
             raise Unreadable(f"no answer within {self._timeout:g} s") from error
         except httpx.HTTPError as error:
             raise Unreadable(f"{type(error).__name__}: {error}") from error
 
-    async def _download(self, url: str) -> bytes:
+    async def _download(self, url: str, *, html: bool) -> bytes:
         headers = {"Authorization": f"Bearer {self._token}"}
         async with self._client.stream("GET", url, headers=headers) as response:
             if response.status_code != 200:
                 raise Unreadable(f"Slack answered {response.status_code}")
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if kind == "text/html":
-                raise Unreadable("Slack answered with its sign-in page, not the file", scope=True)
+                # Slack's sign-in page, unless the file shared is itself a page: not told apart
+                # from it, and not taken either, but no sign that the scope is missing.
+                why = "an HTML answer" if html else "Slack's sign-in page, not the file"
+                raise Unreadable(why, scope=not html)
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self._max_bytes:
                 raise Unreadable(f"{declared} bytes is over MAX_FILE_MB")

@@ -116,7 +116,8 @@ class FileReader:
                 try:
                     answer = await self._slack.file_info(stub.id)
                 except SlackError as error:
-                    self._give_up(stub, f"files.info: {error}", now)
+                    scope = error.error == "missing_scope"  # files.info needs files:read
+                    self._give_up(stub, f"files.info: {error}", now, scope=scope)
                     continue
                 found = resolved(stub, answer)
                 if found is None:

@@ -258,6 +258,55 @@ async def test_the_sign_in_page_is_never_taken_for_the_file(
     assert any("files:read" in w and "reinstall" in w for w in warnings), warnings
 
 
+async def test_a_stub_files_info_refuses_for_want_of_the_scope_says_so(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    """files.info needs files:read too: its missing_scope (Slack's answer, with `needed`) is
+    the same WARNING, and the message is answered with the file named."""
+    answers(model)
+    slack.handle(
+        "files.info",
+        lambda params: {
+            "ok": False,
+            "error": "missing_scope",
+            "needed": "files:read",
+            "provided": "app_mentions:read,channels:history,chat:write",
+        },
+    )
+    caplog.set_level(logging.INFO)
+    async with start_tomo() as tomo:
+        stub = file_object("message_file_share_connect_dm")
+        await shared(tomo, "can you read this log?", [stub], channel="D1", channel_type="im")
+        await slack.wait_for_posts(1, timeout=10)
+    last = turns_of(requests(model, "reply")[0])[-1]
+    assert last["content"] == "<@U1> (Alice): can you read this log?\n[file: file]"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("files:read" in w and "reinstall" in w for w in warnings), warnings
+
+
+async def test_a_shared_html_page_is_not_read_nor_taken_for_a_missing_scope(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An HTML file comes back as text/html, like Slack's sign-in page: it is not read, and it
+    is no reason to tell the operator to add a scope tomo has."""
+    answers(model)
+    page = hosted(
+        slack,
+        file_object("message_file_share_snippet")
+        | {"name": "report.html", "mimetype": "text/html", "filetype": "html", "mode": "hosted"},
+        b"<html><body><h1>Q3 report</h1></body></html>",
+        "text/html",
+    )
+    caplog.set_level(logging.INFO)
+    async with start_tomo() as tomo:
+        await shared(tomo, "<@UBOT> what does it say?", [page])
+        await slack.wait_for_posts(1, timeout=10)
+    last = turns_of(requests(model, "reply")[0])[-1]
+    assert last["content"] == "<@U1> (Alice): <@UBOT> what does it say?\n[file: report.html]"
+    assert len(slack.file_requests) == 1
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 async def test_a_file_on_another_host_is_never_fetched_nor_given_the_token(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
