@@ -17,7 +17,7 @@ from app.db.models import Judgment
 from app.domain import ChatMessage, Context
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, system_message, with_images
-from app.prompts import render_parts
+from app.prompts import render, render_parts
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def judgment_messages(context: Context) -> list[dict[str, Any]]:
     shown = [m for m in reversed(context.target_messages()) if m.images]
     if shown:
         parts: list[dict[str, Any]] = [
-            {"type": "text", "text": "The images in the newest messages above, newest first."}
+            {"type": "text", "text": render("judgment_images.j2")}
         ]
         for message in shown:
             parts += with_images(message.said(), message.images)
