@@ -29,9 +29,7 @@ def judgment_messages(context: Context) -> list[dict[str, Any]]:
     messages = [system_message(render_parts("judgment.j2", context=context))]
     shown = [m for m in reversed(context.target_messages()) if m.images]
     if shown:
-        parts: list[dict[str, Any]] = [
-            {"type": "text", "text": render("judgment_images.j2")}
-        ]
+        parts: list[dict[str, Any]] = [{"type": "text", "text": render("judgment_images.j2")}]
         for message in shown:
             parts += with_images(message.said(), message.images)
         messages.append({"role": "user", "content": parts})
