@@ -93,6 +93,7 @@ class SharedFile:
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
+JUDGED_MESSAGES = 10  # the newest messages a judgment weighs (Context.judged_messages)
 # A thread's lead-in (Context.lead_in): the top-level messages just before its parent.
 LEAD_IN_SECONDS = 600.0
 LEAD_IN_MESSAGES = 3
@@ -189,6 +190,11 @@ class Context:
     def target_turns(self) -> tuple[ChatMessage, ...]:
         """The conversation's turns: its messages without the notes and the empty ones."""
         return tuple(m for m in self.target_messages() if m.is_turn)
+
+    def judged_messages(self) -> tuple[ChatMessage, ...]:
+        """The newest messages of the conversation, which a judgment weighs (the prompt shows
+        the earlier ones as the channel's recent conversation)."""
+        return self.target_messages()[-JUDGED_MESSAGES:]
 
     def lead_in(self) -> tuple[ChatMessage, ...]:
         """What a thread's first message may point at ("@tomo what is this?" under a

@@ -27,7 +27,7 @@ def judgment_messages(context: Context) -> list[dict[str, Any]]:
     conversation's newest messages carry images the model can see, a user message showing
     them, newest first (app.files.reader chose them)."""
     messages = [system_message(render_parts("judgment.j2", context=context))]
-    shown = [m for m in reversed(context.target_messages()) if m.images]
+    shown = [m for m in reversed(context.judged_messages()) if m.images]
     if shown:
         parts: list[dict[str, Any]] = [{"type": "text", "text": render("judgment_images.j2")}]
         for message in shown:
@@ -64,7 +64,8 @@ class JudgmentService(ConversationJob):
             # Decided without the model: no tokens spent, the limit is the reason.
             return await self._decided_without_model(channel, thread_ts, newest.ts, limit)
 
-        context = await self._with_files(context, purpose="judgment")
+        pictured = tuple(reversed(context.judged_messages()))  # the newest first
+        context = await self._with_files(context, purpose="judgment", pictured=pictured)
         decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
         verdict: Verdict | None = None
         try:

@@ -188,7 +188,9 @@ class ReplyService(ConversationJob):
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
         if claim.chunks is not None:  # taken over after posting may have begun
             return await self._deliver(claim, claim.chunks, look_first=True)
-        context = await self._with_files(context, purpose="reply", lead_in=True)
+        # The conversation's newest images first, then its lead-in's (Context.lead_in).
+        pictured = (*reversed(context.target_messages()), *reversed(context.lead_in()))
+        context = await self._with_files(context, purpose="reply", pictured=pictured)
         messages = reply_messages(
             context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
         )

@@ -3,8 +3,9 @@
 - Documents (PDFs, text files, snippets) of the newest messages, for any model: read, and their
   text (capped) stored with the message, so every later prompt and memory shows it without
   downloading the file again.
-- Images of the conversation's newest messages, when the prompt's model sees images: at most
-  MAX_IMAGES_PER_PROMPT, newest first, each kept as a data: URI for CACHE_SECONDS within
+- Images of the messages the prompt shows with them (the judgment's newest messages, the
+  reply's conversation newest first, then its lead-in), when the prompt's model sees images:
+  at most MAX_IMAGES_PER_PROMPT, each kept as a data: URI for CACHE_SECONDS within
   CACHE_BYTES in all (app.files.cache: least recently used out first). A model that cannot
   see gets the image's name only, and nothing is downloaded for it.
 - Slack Connect stubs are completed with files.info first.
@@ -72,9 +73,11 @@ class FileReader:
     async def close(self) -> None:
         await self._fetcher.close()
 
-    async def for_prompt(self, context: Context, *, images: bool, lead_in: bool = False) -> Context:
-        """The context with its newest documents' text, and (`images`) its images, then
-        (`lead_in`) those of the messages just before it (Context.lead_in)."""
+    async def for_prompt(
+        self, context: Context, *, pictured: Sequence[ChatMessage] = ()
+    ) -> Context:
+        """The context with its newest documents' text, and the images of the `pictured`
+        messages (at most max_images, the first messages' first), as data: URIs."""
         now = time.time()
         messages = context.conversation_history.get_all_messages()
         with_files = [m for m in reversed(messages) if m.files]  # newest first
@@ -85,9 +88,9 @@ class FileReader:
         documents = self._documents(
             context.conversation_history.channel_id, carriers, resolved_files, now
         )
-        if images and self._max_images > 0:  # downloaded at once, so the wait is one timeout
+        if pictured and self._max_images > 0:  # downloaded at once: the wait is one timeout
             read, seen = await asyncio.gather(
-                documents, self._images_of(context, resolved_files, now, lead_in=lead_in)
+                documents, self._images_of(pictured, resolved_files, now)
             )
         else:
             read, seen = await documents, {}
@@ -187,15 +190,11 @@ class FileReader:
     # -- images ----------------------------------------------------------------------------
 
     async def _images_of(
-        self, context: Context, files: dict[str, SharedFile], now: float, *, lead_in: bool
+        self, pictured: Sequence[ChatMessage], files: dict[str, SharedFile], now: float
     ) -> dict[str, tuple[str, ...]]:
-        """The conversation's newest images (at most max_images), then (`lead_in`) its
-        lead-in's, by the ts of their message."""
+        """The images of these messages (at most max_images), by the ts of their message."""
         wanted: list[tuple[str, SharedFile]] = []
-        shown = [*reversed(context.target_messages())]
-        if lead_in:
-            shown += reversed(context.lead_in())
-        for message in shown:
+        for message in pictured:
             for file in message.files:
                 full = files[file.id]
                 if full.is_image and self._may_try(full.id, now):

@@ -163,6 +163,24 @@ async def test_an_image_is_downloaded_once_for_the_judgment_and_the_reply_it_lea
     assert len(slack.file_requests) == 1  # kept from the judgment for the reply
 
 
+async def test_a_judgment_does_not_pay_again_for_an_image_the_talk_has_moved_past(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """A judgment weighs the conversation's ten newest messages: an image posted before them
+    is neither shown to it nor downloaded (every judgment would pay for it again)."""
+    answers(model, respond=False)
+    png = hosted(slack, file_object("message_file_share"), picture(800, 600), "image/png")
+    async with start_tomo(LLM_VISION="true", MIN_WAIT_SECONDS=0.5) as tomo:
+        await shared(tomo, "our new logo", [png])
+        for n in range(10):
+            await tomo.message(f"unrelated chat {n}", user="U2")
+        await wait_for(lambda: requests(model, "judgment"), timeout=10, what="the judgment")
+    (judgment,) = requests(model, "judgment")
+    assert [m["role"] for m in judgment["messages"]] == ["system"]
+    assert "our new logo\n[file: deploy-error.png]" in text_of(judgment["messages"][0]["content"])
+    assert slack.file_requests == []
+
+
 async def test_what_the_images_cost_counts_in_the_recorded_spend(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
