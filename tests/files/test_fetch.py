@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.files.fetch import Fetcher, file_hosts
+from app.domain import SharedFile
+from app.files.fetch import Fetcher, Unreadable, file_hosts
+from tests.fakes import FakeSlack
 
 
 @pytest.fixture
@@ -106,5 +108,25 @@ async def test_the_token_goes_only_where_httpx_would_send_it_on_slacks_host(tail
                 ("https", "files.slack.com", None),
                 ("https", "files.slack.com", 443),
             ), url
+    finally:
+        await fetcher.close()
+
+
+async def test_a_file_larger_than_its_size_said_is_not_taken(slack: FakeSlack) -> None:
+    """Slack's `size` said it fits, or said nothing: what arrives decides, and over the limit
+    the file is not taken."""
+    url = slack.host_file(
+        "T0001-F0009/download/dump.log", b"x" * 300_000, content_type="text/plain"
+    )
+    fetcher = Fetcher(token="xoxb-test-token", api_url=slack.url, max_bytes=100_000, timeout=5)
+    try:
+        for size in (1000, None):
+            file = SharedFile(
+                id="F0009", name="dump.log", mimetype="text/plain", size=size, url=url
+            )
+            with pytest.raises(Unreadable, match="over MAX_FILE_MB"):
+                await fetcher.fetch(file)
+        small = slack.host_file("T0001-F0010/download/ok.log", b"fine\n", content_type="text/plain")
+        assert await fetcher.fetch(SharedFile(id="F0010", name="ok.log", url=small)) == b"fine\n"
     finally:
         await fetcher.close()
