@@ -472,3 +472,30 @@ async def test_a_mention_just_after_a_screenshot_shows_the_model_that_screenshot
     assert [i.size for i in images_in(lead_in["content"])] == [(900, 600)]
     assert turns_of(reply)[-1]["content"] == "<@U1> (Alice): <@UBOT> what is wrong here?"
     assert [path for path, _ in slack.file_requests] == ["T0001-F0032/download/new.png"]
+
+
+async def test_a_reply_downloads_only_the_images_of_the_turns_it_shows(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """THREAD_HISTORY_LIMIT=2: the parent, the two latest replies and the mention are the
+    turns; an image in an earlier reply is not shown, so not downloaded."""
+    answers(model, respond=False)
+    base = file_object("message_file_share")
+    early = hosted(slack, base | {"id": "F0041", "name": "a.png"}, picture(300, 200), "image/png")
+    late = hosted(slack, base | {"id": "F0042", "name": "b.png"}, picture(200, 300), "image/png")
+    async with start_tomo(LLM_VISION="true", THREAD_HISTORY_LIMIT=2, MIN_WAIT_SECONDS=60) as tomo:
+        parent = await tomo.message("photo thread", user="U2")
+        await shared(tomo, "first", [early], thread_ts=parent)
+        await tomo.message("nice", thread_ts=parent, user="U2")
+        await shared(tomo, "second", [late], thread_ts=parent)
+        await tomo.message("<@UBOT> which one?", thread_ts=parent, user="U2")
+        await slack.wait_for_posts(1, timeout=10)
+    (reply,) = requests(model, "reply")
+    assert [text_of(t["content"]).split(": ", 1)[1] for t in turns_of(reply)] == [
+        "photo thread",
+        "nice",
+        "second\n[file: b.png]",
+        "<@UBOT> which one?",
+    ]
+    assert [i.size for t in turns_of(reply) for i in images_in(t["content"])] == [(200, 300)]
+    assert [path for path, _ in slack.file_requests] == ["T0001-F0042/download/b.png"]
