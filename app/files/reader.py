@@ -84,19 +84,19 @@ class FileReader:
         if not with_files:
             return context
         carriers = [(m.ts, m.files) for m in with_files]
+        channel = context.conversation_history.channel_id
         resolved_files = await self._resolve_stubs(carriers, now)
-        documents = self._documents(
-            context.conversation_history.channel_id, carriers, resolved_files, now
-        )
+        named = await self._keep_names(channel, carriers, resolved_files)
+        documents = self._documents(channel, carriers, resolved_files, now)
         if pictured and self._max_images > 0:  # downloaded at once: the wait is one timeout
             read, seen = await asyncio.gather(
                 documents, self._images_of(pictured, resolved_files, now)
             )
         else:
             read, seen = await documents, {}
-        if not read and not seen:
+        if not read and not seen and not named:
             return context
-        return _replaced(context, read, seen)
+        return _replaced(context, named | read, seen)
 
     async def read_documents(self, channel: str, carriers: Sequence[Carrier]) -> int:
         """Read the unread documents of these messages of a channel (newest first), for any
@@ -104,6 +104,7 @@ class FileReader:
         were read."""
         now = time.time()
         files = await self._resolve_stubs(carriers, now)
+        await self._keep_names(channel, carriers, files)
         return len(await self._documents(channel, carriers, files, now))
 
     # -- Slack Connect stubs ---------------------------------------------------------------
@@ -130,6 +131,22 @@ class FileReader:
                     self._stubs.pop(next(iter(self._stubs)))
                 self._stubs[stub.id] = found
         return {i: self._stubs.get(i, f) for i, f in files.items()}
+
+    async def _keep_names(
+        self, channel: str, carriers: Sequence[Carrier], files: dict[str, SharedFile]
+    ) -> dict[str, SharedFile]:
+        """The stubs files.info described, by id, kept with their message (its mark then
+        names the file, and files.info is not asked again)."""
+        named = {
+            f.id: files[f.id]
+            for _, carried in carriers
+            for f in carried
+            if f.stub and not files[f.id].stub
+        }
+        owners = {ts for ts, carried in carriers if any(f.id in named for f in carried)}
+        if named:
+            await self._store(channel, owners, named)
+        return named
 
     # -- documents -------------------------------------------------------------------------
 
@@ -169,7 +186,8 @@ class FileReader:
             return None
 
     async def _store(self, channel: str, stamps: set[str], read: dict[str, SharedFile]) -> None:
-        """The text read goes with its message's files: later prompts and memories have it."""
+        """What was read of files (a document's text, a stub's details) goes with its
+        message's files: later prompts and memories have it."""
         try:
             async with self._engine.begin() as connection:
                 rows = await connection.execute(
@@ -185,7 +203,7 @@ class FileReader:
                         .values(files=files_json(files))
                     )
         except Exception:
-            logger.exception("could not keep the text read from %d file(s)", len(read))
+            logger.exception("could not keep what was read of %d file(s)", len(read))
 
     # -- images ----------------------------------------------------------------------------
 
@@ -248,7 +266,7 @@ def _replaced(
     context: Context, read: dict[str, SharedFile], seen: dict[str, tuple[str, ...]]
 ) -> Context:
     def updated(message: ChatMessage) -> ChatMessage:
-        new = tuple(read[f.id] for f in message.files if f.id in read)
+        new = tuple(read[f.id] for f in message.files if f.id in read)  # read, or named
         images = seen.get(message.ts, ())
         if not new and not images:
             return message

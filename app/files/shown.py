@@ -12,9 +12,13 @@ UNNAMED = "[file: file]"  # app.slack.text's mark for a file without a name (a s
 def shown_text(text: str, files: tuple[SharedFile, ...]) -> str:
     cursor = 0  # past the last block put in: two files of one name get a mark each
     for file in files:
-        if not file.text:
-            continue
         mark = f"[file: {file.name}]"
+        if not file.text:
+            at = text.find(UNNAMED, cursor)
+            if mark != UNNAMED and mark not in text and at >= 0:  # a stub files.info named
+                text = text[:at] + mark + text[at + len(UNNAMED) :]
+                cursor = at + len(mark)
+            continue
         block = f"{mark}\n```\n{file.text}\n```"
         at, length = text.find(mark, cursor), len(mark)
         if at < 0:

@@ -260,6 +260,38 @@ async def test_a_snippet_and_a_slack_connect_stub_resolved_with_files_info(
     assert [p["file"] for p in slack.calls_to("files.info")] == ["F0002"]
 
 
+async def test_a_slack_connect_picture_is_named_once_files_info_described_it(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """A stub that files.info says is a PNG, for a model that cannot see: its mark takes the
+    name (it came as [file: file]), kept with the message, so the next reply names it too
+    without asking files.info again; nothing is downloaded."""
+    answers(model)
+    info = json.loads((FIXTURES / "slack_web" / "files_info.json").read_text())
+    info["file"] = hosted(
+        slack,
+        info["file"] | {"name": "whiteboard.png", "mimetype": "image/png", "filetype": "png"},
+        picture(400, 300),
+        "image/png",
+    )
+    slack.handle("files.info", lambda params: info)
+    stub = file_object("message_file_share_connect_dm")
+    async with start_tomo(LLM_VISION="false") as tomo:
+        slack.add_user("U1", name="alice")
+        await shared(tomo, "our plan", [stub], channel="D1", channel_type="im")
+        await slack.wait_for_posts(1, timeout=10)
+        later = f"{time.time() + 0.5:.6f}"  # after tomo's answer, as Slack would stamp it
+        await tomo.message("what do you think?", channel="D1", channel_type="im", ts=later)
+        await slack.wait_for_posts(2, timeout=10)
+    first, second = requests(model, "reply")
+    assert turns_of(first)[-1]["content"] == "<@U1> (alice): our plan\n[file: whiteboard.png]"
+    assert "<@U1> (alice): our plan\n[file: whiteboard.png]" in [
+        t["content"] for t in turns_of(second)
+    ]
+    assert len(slack.calls_to("files.info")) == 1
+    assert slack.file_requests == []
+
+
 async def test_the_sign_in_page_is_never_taken_for_the_file(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, caplog: pytest.LogCaptureFixture
 ) -> None:
