@@ -26,12 +26,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db.models import Message
-from app.domain import ChannelMessages, ChatMessage, Context, SharedFile
+from app.domain import ChatMessage, Context, SharedFile
 from app.files.cache import KeptImages, Refusals
 from app.files.documents import document_text
 from app.files.fetch import Fetcher, Unreadable
 from app.files.images import data_uri
-from app.files.shown import shown_text
+from app.files.shown import shown_context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
 from app.slack.files import files_from_json, files_json, resolved, with_text
@@ -96,7 +96,7 @@ class FileReader:
             read, seen = await documents, {}
         if not read and not seen and not named:
             return context
-        return _replaced(context, named | read, seen)
+        return shown_context(context, named | read, seen)
 
     async def read_documents(self, channel: str, carriers: Sequence[Carrier]) -> int:
         """Read the unread documents of these messages of a channel (newest first), for any
@@ -260,28 +260,3 @@ class FileReader:
             )
         else:
             logger.info("file %s (%s) not read: %s", file.id, file.name, why)
-
-
-def _replaced(
-    context: Context, read: dict[str, SharedFile], seen: dict[str, tuple[str, ...]]
-) -> Context:
-    def updated(message: ChatMessage) -> ChatMessage:
-        new = tuple(read[f.id] for f in message.files if f.id in read)  # read, or named
-        images = seen.get(message.ts, ())
-        if not new and not images:
-            return message
-        return replace(
-            message,
-            text=shown_text(message.text, new),
-            files=with_text(message.files, read),
-            images=images,
-        )
-
-    history = context.conversation_history
-    messages = ChannelMessages(
-        channel_id=history.channel_id,
-        channel_name=history.channel_name,
-        top_level_messages=tuple(map(updated, history.top_level_messages)),
-        thread_messages={ts: tuple(map(updated, t)) for ts, t in history.thread_messages.items()},
-    )
-    return replace(context, conversation_history=messages)
