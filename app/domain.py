@@ -77,12 +77,26 @@ class SharedFile:
         return self.mode == "snippet" or self.mimetype.startswith("text/")
 
     @property
+    def is_html(self) -> bool:
+        return self.mimetype == "text/html" or self.filetype == "html"
+
+    @property
+    def is_document(self) -> bool:
+        """A PDF, a text file or a snippet: its text is read, for any model."""
+        return not self.is_image and (self.is_pdf or self.is_text)
+
+    @property
     def readable(self) -> bool:
         """A kind of file tomo reads: an image, a PDF, a text file or a snippet."""
         return self.is_image or self.is_pdf or self.is_text
 
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+JUDGED_MESSAGES = 10  # the newest messages a judgment weighs (Context.judged_messages)
+# A thread's lead-in (Context.lead_in): the top-level messages just before its parent.
+LEAD_IN_SECONDS = 600.0
+LEAD_IN_MESSAGES = 3
 
 
 @dataclass(frozen=True)
@@ -176,3 +190,27 @@ class Context:
     def target_turns(self) -> tuple[ChatMessage, ...]:
         """The conversation's turns: its messages without the notes and the empty ones."""
         return tuple(m for m in self.target_messages() if m.is_turn)
+
+    def judged_messages(self) -> tuple[ChatMessage, ...]:
+        """The newest messages of the conversation, which a judgment weighs (the prompt shows
+        the earlier ones as the channel's recent conversation)."""
+        return self.target_messages()[-JUDGED_MESSAGES:]
+
+    def lead_in(self) -> tuple[ChatMessage, ...]:
+        """What a thread's first message may point at ("@tomo what is this?" under a
+        screenshot posted just before): the channel's top-level messages written within
+        LEAD_IN_SECONDS before the thread's parent, at most LEAD_IN_MESSAGES, oldest first;
+        none for a channel's top level or a DM."""
+        thread = self.target_messages()
+        if not self.target_thread_ts or not thread or thread[0].ts != self.target_thread_ts:
+            return ()
+        parent = thread[0]
+        before = [
+            m
+            for m in self.conversation_history.top_level_messages
+            if m.is_turn
+            and not m.from_self
+            and 0 < parent.created_at - m.created_at <= LEAD_IN_SECONDS
+            and float(m.ts) < float(parent.ts)
+        ]
+        return tuple(before[-LEAD_IN_MESSAGES:])

@@ -134,6 +134,7 @@ def build_job_services(
             active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
             short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
+            files=files,
         ),
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
     )

@@ -6,7 +6,7 @@ current data, read the files it shows, and never let an error escape."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -16,7 +16,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.context.builder import ContextBuilder
 from app.conversation.locks import ConversationLocks
 from app.conversation.own_voice import OwnVoice
-from app.domain import Context
+from app.domain import ChatMessage, Context
 from app.files.reader import FileReader
 from app.jobs.kinds import JobKind
 from app.llm import LLM
@@ -63,13 +63,17 @@ class ConversationJob:
                 logger.exception("%s failed", self._kind.value)
                 return nothing
 
-    async def _with_files(self, context: Context, *, purpose: str) -> Context:
-        """The context with what its files show: documents' text, and images for a model
-        that sees them (app.files.reader)."""
+    async def _with_files(
+        self, context: Context, *, purpose: str, pictured: Sequence[ChatMessage]
+    ) -> Context:
+        """The context with what its files show (app.files.reader): documents' text, and for
+        a model that sees them, the images of the `pictured` messages the prompt shows them
+        with, the first preferred."""
         if self._files is None:
             return context
-        images = await self._llm.sees_images(purpose)
-        return await self._files.for_prompt(context, images=images)
+        if not await self._llm.sees_images(purpose):
+            pictured = ()
+        return await self._files.for_prompt(context, pictured=pictured)
 
     async def _context(self, channel: str, thread_ts: str) -> Context:
         async with self._sessions() as session:

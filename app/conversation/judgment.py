@@ -17,7 +17,7 @@ from app.db.models import Judgment
 from app.domain import ChatMessage, Context
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, system_message, with_images
-from app.prompts import render_parts
+from app.prompts import render, render_parts
 
 logger = logging.getLogger(__name__)
 
@@ -27,11 +27,9 @@ def judgment_messages(context: Context) -> list[dict[str, Any]]:
     conversation's newest messages carry images the model can see, a user message showing
     them, newest first (app.files.reader chose them)."""
     messages = [system_message(render_parts("judgment.j2", context=context))]
-    shown = [m for m in reversed(context.target_messages()) if m.images]
+    shown = [m for m in reversed(context.judged_messages()) if m.images]
     if shown:
-        parts: list[dict[str, Any]] = [
-            {"type": "text", "text": "The images in the newest messages above, newest first."}
-        ]
+        parts: list[dict[str, Any]] = [{"type": "text", "text": render("judgment_images.j2")}]
         for message in shown:
             parts += with_images(message.said(), message.images)
         messages.append({"role": "user", "content": parts})
@@ -66,7 +64,8 @@ class JudgmentService(ConversationJob):
             # Decided without the model: no tokens spent, the limit is the reason.
             return await self._decided_without_model(channel, thread_ts, newest.ts, limit)
 
-        context = await self._with_files(context, purpose="judgment")
+        pictured = tuple(reversed(context.judged_messages()))  # the newest first
+        context = await self._with_files(context, purpose="judgment", pictured=pictured)
         decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
         verdict: Verdict | None = None
         try:

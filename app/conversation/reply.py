@@ -20,7 +20,7 @@ from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, with_images
-from app.prompts import render_parts
+from app.prompts import render, render_parts
 from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
@@ -29,22 +29,29 @@ logger = logging.getLogger(__name__)
 APOLOGY = "ごめんなさい、今はうまく答えられません。少ししてからもう一度話しかけてください。\n(Sorry, I can't answer right now. Please try again in a moment.)"  # noqa: E501
 
 
-def conversation_turns(
+def turn_messages(
     messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
-) -> list[dict[str, Any]]:
-    """The conversation as chat turns, oldest first, ending with the message answered: a
+) -> list[ChatMessage]:
+    """The messages a reply shows as turns, oldest first, ending with the message answered: a
     thread's parent, then the `limit` most recent messages before the trigger, then the trigger
-    (at a top level or in a DM, the most recent of at most `limit`, from a block boundary).
-    tomo's own messages are the assistant's, everyone else's start with <@USER_ID>."""
+    (at a top level or in a DM, the most recent of at most `limit`, from a block boundary)."""
     before = [m for m in messages if float(m.ts) < float(trigger_ts)]
     answered = [m for m in messages if m.ts == trigger_ts]
     parent: list[ChatMessage] = []
     if threaded and before and not before[0].thread_ts:
         parent, before = before[:1], before[1:]
     if threaded:
-        chosen = parent + before[-limit:] + answered
-    else:  # a channel's top level or a DM: its start moves on by whole blocks (a cacheable prefix)
-        chosen = before[len(before) - window(len(before), limit, blocks=2) :] + answered
+        return parent + before[-limit:] + answered
+    # A channel's top level or a DM: its start moves on by whole blocks (a cacheable prefix).
+    return before[len(before) - window(len(before), limit, blocks=2) :] + answered
+
+
+def conversation_turns(
+    messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
+) -> list[dict[str, Any]]:
+    """The conversation as chat turns (turn_messages): tomo's own messages are the
+    assistant's, everyone else's start with <@USER_ID>."""
+    chosen = turn_messages(messages, trigger_ts=trigger_ts, limit=limit, threaded=threaded)
     turns: list[dict[str, Any]] = []
     for message in chosen:
         if message.from_self:
@@ -68,7 +75,25 @@ def reply_messages(
     turns = conversation_turns(
         context.target_turns(), trigger_ts=trigger_ts, limit=limit, threaded=threaded
     )
-    return [{"role": "system", "content": system}, *turns, {"role": "system", "content": now}]
+    return [
+        {"role": "system", "content": system},
+        *lead_in_images(context),
+        *turns,
+        {"role": "system", "content": now},
+    ]
+
+
+def lead_in_images(context: Context) -> list[dict[str, Any]]:
+    """A user message with the images of the messages just before the conversation (a
+    mention asking about the screenshot posted before it), oldest first; none when they
+    carry no images the model sees (app.files.reader chose them)."""
+    shown = [m for m in context.lead_in() if m.images]
+    if not shown:
+        return []
+    parts = [{"type": "text", "text": render("lead_in.j2", channel_name=context.channel_name)}]
+    for message in shown:
+        parts += with_images(message.said(), message.images)
+    return [{"role": "user", "content": parts}]
 
 
 # Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
@@ -170,7 +195,15 @@ class ReplyService(ConversationJob):
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
         if claim.chunks is not None:  # taken over after posting may have begun
             return await self._deliver(claim, claim.chunks, look_first=True)
-        context = await self._with_files(context, purpose="reply")
+        # The images of the turns, the newest first, then its lead-in's (Context.lead_in).
+        turns = turn_messages(
+            context.target_turns(),
+            trigger_ts=claim.trigger_ts,
+            limit=self._limit,
+            threaded=bool(claim.thread_ts),
+        )
+        pictured = (*reversed(turns), *reversed(context.lead_in()))
+        context = await self._with_files(context, purpose="reply", pictured=pictured)
         messages = reply_messages(
             context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
         )

@@ -6,5 +6,6 @@ the bot token, within a size and a time limit.
 - `images`: an image downscaled (Pillow) to a `data:` URI a vision model takes.
 - `documents`: a PDF's text (pypdf), a text file's or snippet's, capped.
 - `shown`: a message's text with the text read from its documents, as prompts show it.
+- `cache`: what is kept of files lately read (images, refusals), bounded in time and bytes.
 - `reader`: what a job's prompt needs of its context's files, read once and kept a while.
 """

@@ -1,7 +1,8 @@
 """Downloading a file Slack hosts, with the bot token, from Slack's file host only.
 
 The token goes only to Slack's file host: `https://files.slack.com` when SLACK_API_URL is
-Slack's own, else the host of SLACK_API_URL (a stand-in in tests, a proxy); a URL an event
+Slack's own (`https://files.slack-gov.com` for GovSlack's), else the host of SLACK_API_URL (a
+stand-in in tests, a proxy); a URL an event
 names on any other host is never fetched (an external file, a forged event). Redirects are
 followed; httpx drops the token on one that leaves the host. What comes back must be the
 file: Slack answers a request it will not serve (the token lacks `files:read`) with its HTML
@@ -20,6 +21,11 @@ import httpx
 from app.domain import SharedFile
 
 SLACK_FILE_HOST = ("https", "files.slack.com", 443)
+# Slack's own Web API domains (and their subdomains), each with its file host.
+SLACK_DOMAINS = {
+    "slack.com": SLACK_FILE_HOST,
+    "slack-gov.com": ("https", "files.slack-gov.com", 443),
+}
 MAX_REDIRECTS = 3
 
 
@@ -46,8 +52,11 @@ def file_hosts(api_url: str) -> set[tuple[str, str, int]]:
     """Where files may be fetched with the token: Slack's file host for Slack's own Web API,
     the API's own host for any other (a stand-in, a proxy)."""
     api = _origin(api_url)
-    if api is None or api[1] == "slack.com" or api[1].endswith(".slack.com"):
+    if api is None:
         return {SLACK_FILE_HOST}
+    for domain, files in SLACK_DOMAINS.items():
+        if api[1] == domain or api[1].endswith(f".{domain}"):
+            return {files}
     return {api}
 
 
@@ -81,20 +90,23 @@ class Fetcher:
             raise Unreadable(f"{file.size} bytes is over MAX_FILE_MB")
         try:
             async with asyncio.timeout(self._timeout):
-                return await self._download(file.url)
+                return await self._download(file.url, html=file.is_html)
         except TimeoutError as error:
             raise Unreadable(f"no answer within {self._timeout:g} s") from error
         except httpx.HTTPError as error:
             raise Unreadable(f"{type(error).__name__}: {error}") from error
 
-    async def _download(self, url: str) -> bytes:
+    async def _download(self, url: str, *, html: bool) -> bytes:
         headers = {"Authorization": f"Bearer {self._token}"}
         async with self._client.stream("GET", url, headers=headers) as response:
             if response.status_code != 200:
                 raise Unreadable(f"Slack answered {response.status_code}")
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if kind == "text/html":
-                raise Unreadable("Slack answered with its sign-in page, not the file", scope=True)
+                # Slack's sign-in page, unless the file shared is itself a page: not told apart
+                # from it, and not taken either, but no sign that the scope is missing.
+                why = "an HTML answer" if html else "Slack's sign-in page, not the file"
+                raise Unreadable(why, scope=not html)
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self._max_bytes:
                 raise Unreadable(f"{declared} bytes is over MAX_FILE_MB")

@@ -3,10 +3,11 @@
 - Documents (PDFs, text files, snippets) of the newest messages, for any model: read, and their
   text (capped) stored with the message, so every later prompt and memory shows it without
   downloading the file again.
-- Images of the conversation's newest messages, when the prompt's model sees images: at most
-  MAX_IMAGES_PER_PROMPT, newest first, each kept here as a data: URI for CACHE_SECONDS within
-  CACHE_BYTES in all (least recently used out first). A model that cannot see gets the
-  image's name only, and nothing is downloaded for it.
+- Images of the messages the prompt shows with them (the judgment's newest messages, the
+  reply's conversation newest first, then its lead-in), when the prompt's model sees images:
+  at most MAX_IMAGES_PER_PROMPT, each kept as a data: URI for CACHE_SECONDS within
+  CACHE_BYTES in all (app.files.cache: least recently used out first). A model that cannot
+  see gets the image's name only, and nothing is downloaded for it.
 - Slack Connect stubs are completed with files.info first.
 A file that could not be read is not tried again for CACHE_SECONDS; the message is handled
 with its name. The first refusal for want of `files:read` is a WARNING saying what to do.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import replace
 
 from sqlalchemy import select, update
@@ -25,100 +26,144 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db.models import Message
-from app.domain import ChannelMessages, ChatMessage, Context, SharedFile
+from app.domain import ChatMessage, Context, SharedFile
+from app.files.cache import KeptImages, Refusals
 from app.files.documents import document_text
 from app.files.fetch import Fetcher, Unreadable
 from app.files.images import data_uri
-from app.files.shown import shown_text
+from app.files.shown import shown_context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
 from app.slack.files import files_from_json, files_json, resolved, with_text
 
 logger = logging.getLogger(__name__)
 
-DOCUMENTS_PER_PROMPT = 6  # the newest messages' documents read for one prompt
+Carrier = tuple[str, tuple[SharedFile, ...]]  # a message's ts and its files
+
+DOCUMENTS_PER_PROMPT = 6  # the newest messages' documents read for one prompt (or memory run)
+MAX_STUBS = 1000  # Slack Connect stubs' files.info answers kept
 CACHE_SECONDS = 3600.0
 CACHE_BYTES = 48 * 1024 * 1024
 AT_ONCE = 4  # downloads at a time
+DECODING_AT_ONCE = 2  # images decoded at a time (each may take tens of MB while it is)
 
 
 class FileReader:
     def __init__(
-        self, *, fetcher: Fetcher, slack: SlackClient, engine: AsyncEngine, max_images: int
+        self,
+        *,
+        fetcher: Fetcher,
+        slack: SlackClient,
+        engine: AsyncEngine,
+        max_images: int,
+        cache_seconds: float = CACHE_SECONDS,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         self._fetcher = fetcher
         self._slack = slack
         self._engine = engine
         self._max_images = max_images
-        self._images: OrderedDict[str, tuple[str, float]] = OrderedDict()  # id: (uri, until)
-        self._image_bytes = 0
+        self._images = KeptImages(seconds=cache_seconds, max_bytes=cache_bytes)
         self._stubs: dict[str, SharedFile] = {}  # a stub's id: what files.info said
-        self._failed: dict[str, float] = {}  # file id: not tried again until then
+        self._failed = Refusals(seconds=cache_seconds)
         self._told_scope = False
         self._at_once = asyncio.Semaphore(AT_ONCE)
+        self._decoding = asyncio.Semaphore(DECODING_AT_ONCE)
 
     async def close(self) -> None:
         await self._fetcher.close()
 
-    async def for_prompt(self, context: Context, *, images: bool) -> Context:
-        """The context with its newest documents' text, and (`images`) its images."""
+    async def for_prompt(
+        self, context: Context, *, pictured: Sequence[ChatMessage] = ()
+    ) -> Context:
+        """The context with its newest documents' text, and the images of the `pictured`
+        messages (at most max_images, the first messages' first), as data: URIs."""
         now = time.time()
         messages = context.conversation_history.get_all_messages()
         with_files = [m for m in reversed(messages) if m.files]  # newest first
         if not with_files:
             return context
-        resolved_files = await self._resolve_stubs(with_files, now)
-        read = await self._documents(context, with_files, resolved_files, now)
-        seen: dict[str, tuple[str, ...]] = {}
-        if images and self._max_images > 0:
-            seen = await self._images_of(context, resolved_files, now)
-        if not read and not seen:
+        carriers = [(m.ts, m.files) for m in with_files]
+        channel = context.conversation_history.channel_id
+        resolved_files = await self._resolve_stubs(carriers, now)
+        named = await self._keep_names(channel, carriers, resolved_files)
+        documents = self._documents(channel, carriers, resolved_files, now)
+        if pictured and self._max_images > 0:  # downloaded at once: the wait is one timeout
+            read, seen = await asyncio.gather(
+                documents, self._images_of(pictured, resolved_files, now)
+            )
+        else:
+            read, seen = await documents, {}
+        if not read and not seen and not named:
             return context
-        return _replaced(context, read, seen)
+        return shown_context(context, named | read, seen)
+
+    async def read_documents(self, channel: str, carriers: Sequence[Carrier]) -> int:
+        """Read the unread documents of these messages of a channel (newest first), for any
+        model, and keep their text with them (the memory job: app.memory.refresh); how many
+        were read."""
+        now = time.time()
+        files = await self._resolve_stubs(carriers, now)
+        await self._keep_names(channel, carriers, files)
+        return len(await self._documents(channel, carriers, files, now))
 
     # -- Slack Connect stubs ---------------------------------------------------------------
 
     async def _resolve_stubs(
-        self, messages: list[ChatMessage], now: float
+        self, carriers: Sequence[Carrier], now: float
     ) -> dict[str, SharedFile]:
         """Every file of these messages by id, stubs completed where files.info could."""
-        files = {f.id: f for m in messages for f in m.files}
+        files = {f.id: f for _, carried in carriers for f in carried}
         stubs = [f for f in files.values() if f.stub and self._may_try(f.id, now)]
         for stub in stubs[: DOCUMENTS_PER_PROMPT + self._max_images]:
             if stub.id not in self._stubs:
                 try:
                     answer = await self._slack.file_info(stub.id)
                 except SlackError as error:
-                    self._give_up(stub, f"files.info: {error}", now)
+                    scope = error.error == "missing_scope"  # files.info needs files:read
+                    self._give_up(stub, f"files.info: {error}", now, scope=scope)
                     continue
                 found = resolved(stub, answer)
                 if found is None:
                     self._give_up(stub, "files.info did not describe it", now)
                     continue
+                if len(self._stubs) >= MAX_STUBS:
+                    self._stubs.pop(next(iter(self._stubs)))
                 self._stubs[stub.id] = found
         return {i: self._stubs.get(i, f) for i, f in files.items()}
+
+    async def _keep_names(
+        self, channel: str, carriers: Sequence[Carrier], files: dict[str, SharedFile]
+    ) -> dict[str, SharedFile]:
+        """The stubs files.info described, by id, kept with their message (its mark then
+        names the file, and files.info is not asked again)."""
+        named = {
+            f.id: files[f.id]
+            for _, carried in carriers
+            for f in carried
+            if f.stub and not files[f.id].stub
+        }
+        owners = {ts for ts, carried in carriers if any(f.id in named for f in carried)}
+        if named:
+            await self._store(channel, owners, named)
+        return named
 
     # -- documents -------------------------------------------------------------------------
 
     async def _documents(
         self,
-        context: Context,
-        messages: list[ChatMessage],
+        channel: str,
+        carriers: Sequence[Carrier],
         files: dict[str, SharedFile],
         now: float,
     ) -> dict[str, SharedFile]:
         """Read the newest unread documents; what was read, by id (stored with its message)."""
-        wanted: list[tuple[ChatMessage, SharedFile]] = []
-        for message in messages:
-            for file in message.files:
+        wanted: list[tuple[str, SharedFile]] = []
+        for ts, carried in carriers:
+            for file in carried:
                 full = files[file.id]
-                if (
-                    file.text is None
-                    and not full.is_image
-                    and (full.is_pdf or full.is_text)
-                    and self._may_try(full.id, now)
-                ):
-                    wanted.append((message, full))
+                if file.text is None and full.is_document and self._may_try(full.id, now):
+                    wanted.append((ts, full))
         wanted = wanted[:DOCUMENTS_PER_PROMPT]
         texts = await asyncio.gather(*(self._document(file, now) for _, file in wanted))
         read = {
@@ -127,8 +172,8 @@ class FileReader:
             if text is not None
         }
         if read:
-            owners = {m.ts for m, f in wanted if f.id in read}
-            await self._store(context.conversation_history.channel_id, owners, read)
+            owners = {ts for ts, f in wanted if f.id in read}
+            await self._store(channel, owners, read)
         return read
 
     async def _document(self, file: SharedFile, now: float) -> str | None:
@@ -141,7 +186,8 @@ class FileReader:
             return None
 
     async def _store(self, channel: str, stamps: set[str], read: dict[str, SharedFile]) -> None:
-        """The text read goes with its message's files: later prompts and memories have it."""
+        """What was read of files (a document's text, a stub's details) goes with its
+        message's files: later prompts and memories have it."""
         try:
             async with self._engine.begin() as connection:
                 rows = await connection.execute(
@@ -157,16 +203,16 @@ class FileReader:
                         .values(files=files_json(files))
                     )
         except Exception:
-            logger.exception("could not keep the text read from %d file(s)", len(read))
+            logger.exception("could not keep what was read of %d file(s)", len(read))
 
     # -- images ----------------------------------------------------------------------------
 
     async def _images_of(
-        self, context: Context, files: dict[str, SharedFile], now: float
+        self, pictured: Sequence[ChatMessage], files: dict[str, SharedFile], now: float
     ) -> dict[str, tuple[str, ...]]:
-        """The conversation's newest images (at most max_images) by the ts of their message."""
+        """The images of these messages (at most max_images), by the ts of their message."""
         wanted: list[tuple[str, SharedFile]] = []
-        for message in reversed(context.target_messages()):
+        for message in pictured:
             for file in message.files:
                 full = files[file.id]
                 if full.is_image and self._may_try(full.id, now):
@@ -180,42 +226,28 @@ class FileReader:
         return seen
 
     async def _image(self, file: SharedFile, now: float) -> str | None:
-        kept = self._images.get(file.id)
-        if kept is not None and kept[1] > now:
-            self._images.move_to_end(file.id)
-            return kept[0]
+        kept = self._images.get(file.id, now=now)
+        if kept is not None:
+            return kept
         try:
             async with self._at_once:
                 data = await self._fetcher.fetch(file)
-            uri = await asyncio.to_thread(data_uri, data)
+            async with self._decoding:
+                uri = await asyncio.to_thread(data_uri, data)
         except Unreadable as error:
             self._give_up(file, str(error), now, scope=error.scope)
             return None
-        self._keep(file.id, uri, now)
+        self._images.put(file.id, uri, now=now)
         return uri
-
-    def _keep(self, file_id: str, uri: str, now: float) -> None:
-        old = self._images.pop(file_id, None)
-        if old is not None:
-            self._image_bytes -= len(old[0])
-        self._images[file_id] = (uri, now + CACHE_SECONDS)
-        self._image_bytes += len(uri)
-        while self._image_bytes > CACHE_BYTES and len(self._images) > 1:
-            _, (dropped, _until) = self._images.popitem(last=False)
-            self._image_bytes -= len(dropped)
 
     # -- what could not be read ------------------------------------------------------------
 
     def _may_try(self, file_id: str, now: float) -> bool:
-        return self._failed.get(file_id, 0.0) <= now
+        return self._failed.may_try(file_id, now=now)
 
     def _give_up(self, file: SharedFile, why: str, now: float, *, scope: bool = False) -> None:
-        if self._failed.get(file.id, 0.0) > now:
+        if not self._failed.refuse(file.id, now=now):
             return
-        self._failed[file.id] = now + CACHE_SECONDS
-        if len(self._failed) > 10_000:  # forget the oldest refusals
-            for stale in [k for k, until in self._failed.items() if until <= now]:
-                del self._failed[stale]
         if scope and not self._told_scope:
             self._told_scope = True
             logger.warning(
@@ -228,28 +260,3 @@ class FileReader:
             )
         else:
             logger.info("file %s (%s) not read: %s", file.id, file.name, why)
-
-
-def _replaced(
-    context: Context, read: dict[str, SharedFile], seen: dict[str, tuple[str, ...]]
-) -> Context:
-    def updated(message: ChatMessage) -> ChatMessage:
-        new = tuple(read[f.id] for f in message.files if f.id in read)
-        images = seen.get(message.ts, ())
-        if not new and not images:
-            return message
-        return replace(
-            message,
-            text=shown_text(message.text, new),
-            files=with_text(message.files, read),
-            images=images,
-        )
-
-    history = context.conversation_history
-    messages = ChannelMessages(
-        channel_id=history.channel_id,
-        channel_name=history.channel_name,
-        top_level_messages=tuple(map(updated, history.top_level_messages)),
-        thread_messages={ts: tuple(map(updated, t)) for ts, t in history.thread_messages.items()},
-    )
-    return replace(context, conversation_history=messages)

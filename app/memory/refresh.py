@@ -29,6 +29,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.dialects import upsert
 from app.db.models import Memory
+from app.files.reader import FileReader
 from app.llm import LLM
 from app.memory import sources
 from app.memory.control import forget_records, take_turns, unchanged
@@ -65,8 +66,10 @@ class MemoryService:
         active_channel_days: float,
         short_term_hours: float,
         thread_memory_days: float,
+        files: FileReader | None = None,
     ) -> None:
         self._engine = engine
+        self._files = files  # None: documents are remembered by the text prompts read
         self._sessions = sessions
         self._llm = llm
         self._identity = identity
@@ -102,6 +105,7 @@ class MemoryService:
             return outcome
 
     async def _run(self, outcome: MemoryRun, *, now: float) -> None:
+        await self._read_documents(since=now - self._active_days * 86400)
         async with self._sessions() as session:
             # Read before the memories themselves: a forget after this is caught at each write.
             forgets = await forget_records(await session.connection())
@@ -133,6 +137,23 @@ class MemoryService:
         steps, removals = planner.workspace(channels, stored, short_removed=short_removed)
         await self._remove(outcome, stored, removals)
         await asyncio.gather(*(self._write(outcome, stored, forgets, *step) for step in steps))
+
+    async def _read_documents(self, *, since: float) -> None:
+        """Documents no prompt read (a quiet channel's, a joined channel's history, a burst of
+        files) are read before the memories are written: their text is kept with their
+        message, and the memories show it (app.files.reader). No connection is held meanwhile."""
+        if self._files is None:
+            return
+        async with self._sessions() as session:
+            unread = await sources.unread_documents(session, since=since)
+        read = 0
+        for channel, carriers in unread.items():
+            try:
+                read += await self._files.read_documents(channel, carriers)
+            except Exception:  # the memories are written all the same
+                logger.exception("memory: reading the documents of %s failed", channel)
+        if read:
+            logger.info("memory: read %d document(s) no prompt had read", read)
 
     async def _write(
         self,

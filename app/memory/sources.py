@@ -19,13 +19,15 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.context.builder import load_people
 from app.context.chat import author_id, to_chat
 from app.db.models import Channel, ChannelControl, Message
-from app.domain import ChatMessage
+from app.domain import ChatMessage, SharedFile
+from app.slack.files import files_from_json
 from app.slack.identity import Me
 from app.slack.kinds import MessageKind
 from app.slack.timestamps import MAX_FUTURE_SECONDS
 
 SOURCE_MESSAGE_LIMIT = 200  # messages one memory call reads at most
-SOURCE_CHAR_LIMIT = 40_000  # and their text at most, the newest kept
+SOURCE_CHAR_LIMIT = 40_000  # and their text at most (documents' text included), the newest kept
+DOCUMENT_SCAN_LIMIT = 200  # messages with files looked at per run for unread documents
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,32 @@ async def thread_activity(
     }
 
 
+async def unread_documents(
+    session: AsyncSession, *, since: float
+) -> dict[str, list[tuple[str, tuple[SharedFile, ...]]]]:
+    """Per channel, the live messages since `since` that carry a document (or a Slack Connect
+    stub) not read yet, newest first, as (ts, files): the memory job reads them before it
+    writes, so a document no prompt looked at is remembered by more than its name."""
+    rows = await (await session.connection()).execute(
+        _with_forget_records(
+            select_columns(col(Message.channel), col(Message.ts), col(Message.files)).where(
+                col(Message.files).is_not(None),
+                _live(),
+                col(Message.created_at) >= since,
+                _not_future(),
+            )
+        )
+        .order_by(col(Message.created_at).desc())
+        .limit(DOCUMENT_SCAN_LIMIT)
+    )
+    found: dict[str, list[tuple[str, tuple[SharedFile, ...]]]] = {}
+    for channel, ts, stored in rows.all():
+        files = files_from_json(stored)
+        if any(f.text is None and (f.is_document or f.stub) for f in files):
+            found.setdefault(channel, []).append((ts, files))
+    return found
+
+
 async def channels(session: AsyncSession) -> dict[str, Channel]:
     return {c.id: c for c in (await session.exec(select(Channel))).all()}  # type: ignore[call-overload]
 
@@ -124,12 +152,18 @@ def shared(channel: Channel | None) -> bool:
     return channel is not None and not channel.is_private and not channel.is_im
 
 
+def _size(row: Message) -> int:
+    """About the characters a message takes in a memory's prompt: its text and its files
+    (with the text read from documents)."""
+    return len(row.text) + len(row.files or "")
+
+
 def _bounded(rows: Sequence[Message]) -> list[Message]:
     """The newest messages whose text fits the character limit, oldest first."""
     kept: list[Message] = []
     size = 0
     for row in sorted(rows, key=lambda r: r.ts, reverse=True):
-        size += len(row.text)
+        size += _size(row)
         if kept and size > SOURCE_CHAR_LIMIT:
             break
         kept.append(row)
@@ -177,7 +211,7 @@ async def new_messages(
     kept: list[Message] = []
     size = 0
     for row in rows.all():
-        size += len(row.text)
+        size += _size(row)
         if kept and size > SOURCE_CHAR_LIMIT:
             break
         kept.append(row)

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import copy
+import io
 import itertools
 import json
+import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from PIL import Image, UnidentifiedImageError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -38,6 +43,43 @@ def _words(content: Any) -> int:
     if isinstance(content, list):
         return sum(_words(part.get("text")) for part in content if isinstance(part, dict))
     return 0
+
+
+def image_tokens(width: int, height: int) -> int:
+    """What OpenAI bills for an image at `detail: auto/high` (its vision guide): fitted within
+    2048 x 2048, then its shortest side brought down to 768; 85 tokens plus 170 per 512 px
+    tile."""
+    w, h = float(width), float(height)
+    if max(w, h) > 2048:
+        w, h = w * 2048 / max(w, h), h * 2048 / max(w, h)
+    if min(w, h) > 768:
+        w, h = w * 768 / min(w, h), h * 768 / min(w, h)
+    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+
+
+def _image_part_tokens(part: dict[str, Any]) -> int:
+    url = str((part.get("image_url") or {}).get("url", ""))
+    head, _, data = url.partition(",")
+    if not (head.startswith("data:image/") and head.endswith(";base64")):
+        return 85  # a URL the stand-in does not fetch: the low-detail price
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(data, validate=True))) as picture:
+            return image_tokens(picture.width, picture.height)
+    except (binascii.Error, UnidentifiedImageError, OSError):
+        return 85
+
+
+def prompt_tokens(content: Any) -> int:
+    """A message's tokens as the stand-in bills them: its words, and each image part priced
+    as OpenAI prices it, so the usage reported includes what images cost."""
+    images = 0
+    if isinstance(content, list):
+        images = sum(
+            _image_part_tokens(part)
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "image_url"
+        )
+    return _words(content) + images
 
 
 class FakeModel(Served):
@@ -226,7 +268,9 @@ class FakeModel(Served):
         message = {"role": "assistant", "content": None} | fields
         if usage is None:
             messages = body.get("messages") or []
-            prompt = max(1, sum(_words(m.get("content")) for m in messages if isinstance(m, dict)))
+            prompt = max(
+                1, sum(prompt_tokens(m.get("content")) for m in messages if isinstance(m, dict))
+            )
             completion = max(1, _words(message.get("content")))
             usage = {"prompt_tokens": prompt, "completion_tokens": completion}
             usage["total_tokens"] = prompt + completion

@@ -1,12 +1,46 @@
 """Real file bytes for the tests: pictures made with Pillow, PDFs written out object by object
 (PDF 1.4: a catalog, pages, a Helvetica font, one text stream per page, a cross-reference
-table with each object's byte offset), so pypdf reads them as it reads any PDF."""
+table with each object's byte offset), so pypdf reads them as it reads any PDF. And Slack's
+file objects from the fixtures, served by the Slack stand-in's file host."""
 
 from __future__ import annotations
 
+import copy
 import io
+import json
+import zlib
+from pathlib import Path
+from typing import Any
 
 from PIL import Image
+
+from tests.fakes import FakeSlack
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def file_object(fixture: str, *, path: tuple[str, ...] = ("event", "files")) -> dict[str, Any]:
+    """The first file object of a fixture (its event's, or a Web API answer's)."""
+    folder = "slack_web" if fixture.startswith("web/") else "slack"
+    found: Any = json.loads(
+        (FIXTURES / folder / f"{fixture.removeprefix('web/')}.json").read_text()
+    )
+    for key in path:
+        found = found[key]
+    return copy.deepcopy(found[0] if isinstance(found, list) else found)
+
+
+def hosted(
+    slack: FakeSlack, obj: dict[str, Any], body: bytes, kind: str, **how: Any
+) -> dict[str, Any]:
+    """The file object with its URLs on the stand-in's file host, which serves `body`."""
+    name = obj["name"].lower()
+    url = slack.host_file(f"T0001-{obj['id']}/download/{name}", body, content_type=kind, **how)
+    return obj | {
+        "url_private": url.replace("/download/", "/"),
+        "url_private_download": url,
+        "size": len(body),
+    }
 
 
 def picture(width: int, height: int, *, kind: str = "PNG", alpha: bool = False) -> bytes:
@@ -25,8 +59,9 @@ def _escaped(line: str) -> str:
     return line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def pdf(*pages: list[str]) -> bytes:
-    """A PDF whose pages show these lines of text."""
+def pdf(*pages: list[str] | bytes) -> bytes:
+    """A PDF whose pages show these lines of text; a page given as bytes is those drawing
+    instructions, compressed (FlateDecode) as PDF writers store them."""
     count = len(pages)
     # 1 catalog, 2 pages, 3 font, then a page and its content stream for each page.
     objects = [
@@ -37,13 +72,22 @@ def pdf(*pages: list[str]) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     for n, lines in enumerate(pages):
-        text = " 0 -18 Td ".join(f"({_escaped(line)}) Tj" for line in lines)
-        stream = f"BT /F1 12 Tf 72 740 Td {text} ET".encode("latin-1")
+        if isinstance(lines, bytes):
+            stream, filters = zlib.compress(lines), b" /Filter /FlateDecode"
+        else:
+            text = " 0 -18 Td ".join(f"({_escaped(line)}) Tj" for line in lines)
+            stream, filters = f"BT /F1 12 Tf 72 740 Td {text} ET".encode("latin-1"), b""
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * n} 0 R >>".encode()
         )
-        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
+        objects.append(
+            f"<< /Length {len(stream)}".encode()
+            + filters
+            + b" >>\nstream\n"
+            + stream
+            + b"\nendstream"
+        )
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import base64
 import io
+import struct
+import time
+import zlib
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +15,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from app.domain import SharedFile
-from app.files.documents import CUT, MAX_CHARS, document_text
+from app.files.documents import CUT, MAX_CHARS, READ_SECONDS, document_text
 from app.files.fetch import Unreadable
 from app.files.images import LONGEST_SIDE, data_uri
 from tests.files.samples import pdf, picture
@@ -43,6 +46,37 @@ def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
         assert max(shown.size) == LONGEST_SIDE
 
 
+def test_a_phone_photo_stands_upright_as_its_exif_says() -> None:
+    """Orientation 6: the camera was turned; the stored 3000 x 2000 picture is shown 2000 wide
+    (and shrunk before it is turned, which must not lose the orientation)."""
+    photo = Image.open(io.BytesIO(picture(3000, 2000, kind="JPEG")))
+    exif = photo.getexif()
+    exif[0x0112] = 6
+    out = io.BytesIO()
+    photo.save(out, format="JPEG", exif=exif.tobytes())
+    assert decoded(data_uri(out.getvalue())).size == (1045, LONGEST_SIDE)
+
+
+def _png_header_only(width: int, height: int) -> bytes:
+    """A PNG that declares a size and holds one empty row: what a decompression bomb looks
+    like before it is decoded."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body)
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    row = zlib.compress(b"\x00" + b"\x00" * 3 * 16)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", row)
+
+
+def test_a_picture_too_large_to_decode_is_refused_before_it_is() -> None:
+    with pytest.raises(Unreadable, match="8500x8500 px is too large"):
+        data_uri(_png_header_only(8500, 8500))  # over MAX_PIXELS
+    with pytest.raises(Unreadable, match="DecompressionBomb"):
+        data_uri(_png_header_only(12_000, 12_000))  # over Pillow's own limit
+
+
 def test_a_truncated_png_is_unreadable() -> None:
     whole = picture(800, 600)
     with pytest.raises(Unreadable):
@@ -68,6 +102,28 @@ def test_a_long_document_is_capped() -> None:
     text = document_text(PDF, pdf(*pages))
     assert len(text) <= MAX_CHARS + len(CUT) and text.endswith(CUT)
     assert text.startswith("line 0 of page 0")
+
+
+def test_a_page_of_millions_of_drawing_instructions_is_skipped_not_read_for_seconds() -> None:
+    """400,000 moves in a few compressed kilobytes took pypdf 4.5 s; the page is skipped, the
+    next one read."""
+    trap = b"BT /F1 12 Tf " + b"1 0 Td " * 400_000 + b"(x) Tj ET"
+    data = pdf(trap, ["Budget: 80,000"])
+    assert len(data) < 10_000
+    started = time.monotonic()
+    assert document_text(PDF, data) == "Budget: 80,000"
+    assert time.monotonic() - started < 1.5
+
+
+def test_no_page_is_begun_after_the_reading_time() -> None:
+    """Thirty pages just under the limit of drawing instructions: reading stops at the time."""
+    heavy = b"BT /F1 12 Tf " + b"1 0 Td " * 36_000 + b"(page) Tj ET"
+    data = pdf(*[heavy] * 30)
+    started = time.monotonic()
+    text = document_text(PDF, data)
+    took = time.monotonic() - started
+    assert 0 < text.count("page") < 30
+    assert took < READ_SECONDS + 1.5
 
 
 def test_a_pdf_that_does_not_parse_and_one_without_text_are_unreadable() -> None:
