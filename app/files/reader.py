@@ -45,7 +45,6 @@ MAX_STUBS = 1000  # Slack Connect stubs' files.info answers kept
 CACHE_SECONDS = 3600.0
 CACHE_BYTES = 48 * 1024 * 1024
 AT_ONCE = 4  # downloads at a time
-DECODING_AT_ONCE = 2  # images decoded at a time (each may take tens of MB while it is)
 
 
 class FileReader:
@@ -68,7 +67,6 @@ class FileReader:
         self._failed = Refusals(seconds=cache_seconds)
         self._told_scope = False
         self._at_once = asyncio.Semaphore(AT_ONCE)
-        self._decoding = asyncio.Semaphore(DECODING_AT_ONCE)
 
     async def close(self) -> None:
         await self._fetcher.close()
@@ -232,8 +230,7 @@ class FileReader:
         try:
             async with self._at_once:
                 data = await self._fetcher.fetch(file)
-            async with self._decoding:
-                uri = await asyncio.to_thread(data_uri, data)
+            uri = await asyncio.to_thread(data_uri, data)  # one picture at a time, in all
         except Unreadable as error:
             self._give_up(file, str(error), now, scope=error.scope)
             return None

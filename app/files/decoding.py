@@ -1,0 +1,61 @@
+"""What decoding a picture will cost in memory, told from its header before it is decoded.
+
+A picture's cost is the bytes it holds at its fullest moment of reading: Pillow keeps 1 byte a
+pixel for palette and grey pictures, 2 for 16-bit grey, 4 for everything else (RGB included);
+the copy made from it to shrink it (RGB from palette or grey, the premultiplied copy of a
+picture with transparency) is 4 more; shrinking it resamples in two passes, through a picture as
+wide as the one shown and as tall as the original, 4 bytes a pixel, then makes the one shown
+and its copy; a progressive JPEG keeps every DCT coefficient of the
+full-size picture, 2 bytes each, whatever size it is decoded at; libwebp decodes into a canvas
+and a buffer of its own, which Pillow copies twice.
+"""
+
+from __future__ import annotations
+
+from PIL import Image
+
+LONGEST_SIDE = 1568  # the longest side of a picture shown to a model (Anthropic's limit)
+BUDGET_BYTES = 128 * 1024 * 1024  # a picture that would take more is not decoded
+COPY = 4  # bytes a pixel of the RGB(A) copy a picture is shrunk from
+WEBP_BUFFERS = 12  # bytes a pixel libwebp and Pillow hold besides the picture
+BYTES_PER_PIXEL = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
+
+
+def has_alpha(picture: Image.Image) -> bool:
+    return picture.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in picture.info
+
+
+def decoding_cost(picture: Image.Image, *, full_size: tuple[int, int]) -> int:
+    """Bytes reading this opened (not yet decoded) picture will hold at most; `full_size` is
+    its size in the file, before a JPEG's draft shrank what will be decoded."""
+    pixels = picture.width * picture.height
+    held = BYTES_PER_PIXEL.get(picture.mode, 4)
+    if has_alpha(picture):
+        cost = pixels * (max(held, COPY) + COPY)  # RGBA beside its premultiplied copy
+    elif picture.mode != "RGB":
+        cost = pixels * (held + COPY)  # the picture beside its RGB copy
+    else:
+        cost = pixels * held
+    scale = min(1.0, LONGEST_SIDE / max(picture.width, picture.height))
+    shown_width, shown_height = picture.width * scale, picture.height * scale
+    # resampling's first pass (as wide as shown, as tall as the picture), its result and copy
+    cost += int(COPY * shown_width * (picture.height + 2 * shown_height))
+    if picture.format == "JPEG" and picture.info.get("progressive"):
+        cost += _coefficients(picture, full_size)
+    if picture.format == "WEBP":
+        cost += pixels * WEBP_BUFFERS
+    return cost
+
+
+def _coefficients(picture: Image.Image, full_size: tuple[int, int]) -> int:
+    """A progressive JPEG's DCT coefficients: 2 bytes a sample of each component, at its
+    sampling (a 4:2:0 colour photo: 1.5 samples a pixel)."""
+    layers = getattr(picture, "layer", None) or [("", 1, 1, 0)] * 3
+    most_h = max(h for _, h, _, _ in layers)
+    most_v = max(v for _, _, v, _ in layers)
+    width, height = full_size
+    samples = sum(
+        -(-width * h // most_h // 8) * 8 * (-(-height * v // most_v // 8) * 8)
+        for _, h, v, _ in layers
+    )
+    return samples * 2
