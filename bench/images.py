@@ -1,15 +1,18 @@
-"""Memory: how much reading one hostile image (or several in one message) raises a process's
-peak resident memory.
+"""Memory: how much reading one hostile image (or several in one message, or a PDF bomb)
+raises a process's peak resident memory.
 
     .venv/bin/python -m bench.images
 
-Each file is made here: with Pillow where Pillow writes it (an 8000x8000 RGBA PNG of 264 KB,
+Each file is made here: with Pillow where Pillow writes it (an 8000x8000 RGBA PNG of 258 KB,
 a palette one, a 48 MP progressive JPEG, an 8000x8000 WebP), byte by byte where it does not
-(a 16-bit RGBA PNG, an interlaced PNG, an animated GIF of 400 frames on an 8000x8000 canvas).
-Each case runs in a fresh child process that imports tomo's image reading, notes its peak RSS
-(`resource.getrusage(RUSAGE_SELF).ru_maxrss`), reads the file(s) with `app.files.images.data_uri`
-(several at once from threads, as the job worker does for one message), and prints the growth
-of the peak. Memory does not depend on the machine's speed; the seconds printed do.
+(a 16-bit RGBA PNG, an interlaced PNG, an animated GIF of 400 frames on an 8000x8000 canvas);
+then, of each kind, the largest square picture still read (its cost just within the budget):
+the worst that is decoded. Then a PDF whose pages inflate to 70 MB each.
+Each case runs in a fresh child process that imports tomo's file reading, notes its peak RSS,
+reads the file(s) with `app.files.images.data_uri` (several at once from threads, as the job
+worker does for one message) or `app.files.documents.document_text`, and prints how much the
+peak grew. The peak is VmHWM in /proc/self/status: `ru_maxrss` would carry the parent's own
+peak over exec. Memory does not depend on the machine's speed; the seconds printed do.
 Last line: `images worst_mib=N`.
 """
 
@@ -140,6 +143,14 @@ def at_the_limit(name: str) -> bytes:
     return best
 
 
+def pdf_bomb() -> bytes:
+    """Five pages whose drawing instructions are 70 MB of spaces each (70 KB compressed), then
+    a page of text."""
+    from tests.files.samples import pdf  # the tests' PDF writer
+
+    return pdf(*[b" " * 70_000_000] * 5, ["Budget: 80,000"])
+
+
 def hostile(name: str) -> bytes:
     return MAKERS[name](*SIZE[name])
 
@@ -152,12 +163,17 @@ CHILD = """
 import concurrent.futures, json, sys, time
 from pathlib import Path
 from PIL import Image
+from app.domain import SharedFile
+from app.files.documents import document_text
 from app.files.fetch import Unreadable
 from app.files.images import data_uri
 Image.init()
+PDF = SharedFile(id="F1", name="bomb.pdf", mimetype="application/pdf", filetype="pdf")
 at_once, files = int(sys.argv[1]), [Path(p).read_bytes() for p in sys.argv[2:]]
 def read(data):
     try:
+        if data.startswith(b"%PDF"):
+            return "read %d characters" % len(document_text(PDF, data))
         return "read %d KB" % (len(data_uri(data)) // 1024)
     except Unreadable as error:
         return "refused: %s" % error
@@ -217,6 +233,10 @@ def main() -> None:
                 worst = max(worst, _report(f"{name} ({variant})", [path]))
             together = f"together ({variant}): {' + '.join(TOGETHER)}"
             worst = max(worst, _report(together, [paths[n] for n in TOGETHER]))
+        bomb = Path(folder) / "bomb.pdf"
+        bomb.write_bytes(pdf_bomb())
+        print(f"made pdf_bomb: {bomb.stat().st_size / 1024:,.0f} KB")
+        worst = max(worst, _report("pdf_bomb", [bomb]))
     print(f"images worst_mib={worst:.0f}")
 
 
