@@ -46,6 +46,24 @@ def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
         assert max(shown.size) == LONGEST_SIDE
 
 
+@pytest.mark.parametrize(
+    ("width", "height", "kind", "options"),
+    [
+        (5120, 2880, "PNG", {}),  # a 5K display's screenshot
+        (3840, 2160, "PNG", {"alpha": True}),  # a 4K one, with transparency
+        (4032, 3024, "JPEG", {}),  # a 12 MP phone photo
+        (6000, 4000, "JPEG", {"progressive": True}),  # a 24 MP photo saved for the web
+        (8000, 6000, "JPEG", {}),  # a 48 MP phone photo, decoded at a quarter of its size
+    ],
+)
+def test_todays_screenshots_and_photos_are_shown_at_the_longest_side(
+    width: int, height: int, kind: str, options: dict[str, bool]
+) -> None:
+    shown = decoded(data_uri(picture(width, height, kind=kind, **options)))
+    assert max(shown.size) == LONGEST_SIDE
+    assert shown.format == ("PNG" if options.get("alpha") else "JPEG")
+
+
 def test_a_phone_photo_stands_upright_as_its_exif_says() -> None:
     """Orientation 6: the camera was turned; the stored 3000 x 2000 picture is shown 2000 wide
     (and shrunk before it is turned, which must not lose the orientation)."""
