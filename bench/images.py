@@ -125,7 +125,7 @@ SIZE = {name: (8000, 6000) if name.startswith("jpeg") else (SIDE, SIDE) for name
 
 def _cost(data: bytes) -> int:
     with Image.open(io.BytesIO(data)) as opened:
-        return drafted_cost(opened)
+        return drafted_cost(opened, data)
 
 
 def at_the_limit(name: str) -> bytes:

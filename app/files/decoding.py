@@ -5,8 +5,9 @@ pixel for palette and grey pictures, 2 for 16-bit grey, 4 for everything else (R
 the copy made from it to shrink it (RGB from palette or grey, the premultiplied copy of a
 picture with transparency) is 4 more; shrinking it resamples in two passes, through a picture as
 wide as the one shown and as tall as the original, 4 bytes a pixel, then makes the one shown
-and its copy; a progressive JPEG keeps every DCT coefficient of the
-full-size picture, 2 bytes each, whatever size it is decoded at; libwebp decodes into a canvas
+and its copy; a JPEG in several scans (a progressive one, or a sequential one whose first scan
+holds fewer components than the picture) keeps every DCT coefficient of the full-size picture,
+2 bytes each, whatever size it is decoded at; libwebp decodes into a canvas
 and a buffer of its own, which Pillow copies twice.
 """
 
@@ -25,9 +26,9 @@ def has_alpha(picture: Image.Image) -> bool:
     return picture.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in picture.info
 
 
-def decoding_cost(picture: Image.Image, *, full_size: tuple[int, int]) -> int:
-    """Bytes reading this opened (not yet decoded) picture will hold at most; `full_size` is
-    its size in the file, before a JPEG's draft shrank what will be decoded."""
+def decoding_cost(picture: Image.Image, data: bytes, *, full_size: tuple[int, int]) -> int:
+    """Bytes reading this opened (not yet decoded) picture of these bytes will hold at most;
+    `full_size` is its size in the file, before a JPEG's draft shrank what will be decoded."""
     pixels = picture.width * picture.height
     held = BYTES_PER_PIXEL.get(picture.mode, 4)
     if has_alpha(picture):
@@ -40,11 +41,32 @@ def decoding_cost(picture: Image.Image, *, full_size: tuple[int, int]) -> int:
     shown_width, shown_height = picture.width * scale, picture.height * scale
     # resampling's first pass (as wide as shown, as tall as the picture), its result and copy
     cost += int(COPY * shown_width * (picture.height + 2 * shown_height))
-    if picture.format == "JPEG" and picture.info.get("progressive"):
+    if picture.format == "JPEG" and _in_several_scans(picture, data):
         cost += _coefficients(picture, full_size)
     if picture.format == "WEBP":
         cost += pixels * WEBP_BUFFERS
     return cost
+
+
+def _in_several_scans(picture: Image.Image, data: bytes) -> bool:
+    """A progressive JPEG, or one whose first scan (its markers walked up to the first start
+    of scan) holds fewer components than the picture; one that cannot be told counts as one."""
+    if picture.info.get("progressive"):
+        return True
+    at = 2  # after the start of image
+    while at + 4 < len(data):
+        if data[at] != 0xFF:
+            return True
+        marker = data[at + 1]
+        if marker == 0xFF:  # a fill byte
+            at += 1
+        elif marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            at += 2
+        elif marker == 0xDA:  # start of scan: its length, then how many components
+            return data[at + 4] < getattr(picture, "layers", 1)
+        else:
+            at += 2 + int.from_bytes(data[at + 2 : at + 4], "big")
+    return True
 
 
 def _coefficients(picture: Image.Image, full_size: tuple[int, int]) -> int:

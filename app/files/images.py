@@ -43,7 +43,7 @@ def _read(data: bytes) -> str:
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data), formats=FORMATS) as opened:
                 full_size = opened.size
-                cost = drafted_cost(opened)
+                cost = drafted_cost(opened, data)
                 if cost > BUDGET_BYTES:
                     raise Unreadable(
                         f"{full_size[0]}x{full_size[1]} px is too large to read "
@@ -56,12 +56,12 @@ def _read(data: bytes) -> str:
         raise Unreadable(f"not an image Pillow can read ({type(error).__name__})") from error
 
 
-def drafted_cost(opened: Image.Image) -> int:
+def drafted_cost(opened: Image.Image, data: bytes) -> int:
     """Have a JPEG decoded at the smallest scale (1/2, 1/4, 1/8) still at least its shown size
-    (its draft); the bytes decoding the opened picture will then hold at most."""
+    (its draft); the bytes decoding the opened picture (of `data`) will then hold at most."""
     full_size = opened.size
     opened.draft(None, _fitted(full_size))
-    return decoding_cost(opened, full_size=full_size)
+    return decoding_cost(opened, data, full_size=full_size)
 
 
 def _fitted(size: tuple[int, int]) -> tuple[int, int]:

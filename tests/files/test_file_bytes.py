@@ -97,6 +97,22 @@ def test_a_picture_too_large_to_decode_is_refused_before_it_is() -> None:
         data_uri(_png_header_only(20_000, 20_000))  # over Pillow's own limit
 
 
+def test_a_jpeg_in_several_scans_is_judged_by_its_full_size_coefficients() -> None:
+    """libjpeg keeps every coefficient of a JPEG in several scans, however small it decodes it:
+    a 48 MP one whose first scan holds one component of three (a sequential JPEG in three
+    scans; here its header alone, as nothing is decoded) is refused, a 48 MP photo in one
+    scan is decoded at a quarter of its size and shown."""
+    one_scan = io.BytesIO()
+    Image.new("RGB", (8000, 6000), (200, 120, 40)).save(one_scan, format="JPEG")
+    data = bytearray(one_scan.getvalue())
+    assert max(decoded(data_uri(bytes(data))).size) == LONGEST_SIDE
+    scan = data.index(b"\xff\xda")
+    assert data[scan + 4] == 3  # the components of the first scan
+    data[scan + 4] = 1
+    with pytest.raises(Unreadable, match="8000x6000 px is too large to read"):
+        data_uri(bytes(data))
+
+
 def test_a_truncated_png_is_unreadable() -> None:
     whole = picture(800, 600)
     with pytest.raises(Unreadable):
