@@ -45,7 +45,7 @@ def decoding_cost(picture: Image.Image, data: bytes, *, full_size: tuple[int, in
         cost += _coefficients(picture, full_size)
     if picture.format == "WEBP":
         cost += pixels * WEBP_BUFFERS
-    return cost
+    return cost + len(data)  # the file itself, held while it is read
 
 
 def _in_several_scans(picture: Image.Image, data: bytes) -> bool:
