@@ -13,6 +13,7 @@ malloc's arena of that thread). Only PNG, JPEG, GIF and WebP are opened at all.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import warnings
@@ -33,6 +34,11 @@ def data_uri(data: bytes) -> str:
     """The image as a data: URI; Unreadable for what Pillow cannot read as one, and for a
     picture too costly to decode. Waits for the pictures asked for before it."""
     return _READER.submit(_read, data).result()
+
+
+async def awaited_data_uri(data: bytes) -> str:
+    """data_uri, awaited: no thread is held while the pictures asked for before it are read."""
+    return await asyncio.wrap_future(_READER.submit(_read, data))
 
 
 def _read(data: bytes) -> str:

@@ -33,7 +33,7 @@ from app.files.budget import ByteBudget
 from app.files.cache import KeptImages, Refusals
 from app.files.documents import document_text
 from app.files.fetch import Fetcher, Unreadable
-from app.files.images import data_uri
+from app.files.images import awaited_data_uri
 from app.files.shown import shown_context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
@@ -236,7 +236,7 @@ class FileReader:
             async with self._image_bytes.holding(file.size or self._fetcher.max_bytes):
                 async with self._at_once:
                     data = await self._fetcher.fetch(file)
-                uri = await asyncio.to_thread(data_uri, data)  # one picture at a time, in all
+                uri = await awaited_data_uri(data)  # one picture at a time, in all
         except Unreadable as error:
             self._give_up(file, str(error), now, scope=error.scope)
             return None
