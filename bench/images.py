@@ -7,7 +7,8 @@ Each file is made here: with Pillow where Pillow writes it (an 8000x8000 RGBA PN
 a palette one, a 48 MP progressive JPEG, an 8000x8000 WebP), byte by byte where it does not
 (a 16-bit RGBA PNG, an interlaced PNG, an animated GIF of 400 frames on an 8000x8000 canvas);
 then, of each kind, the largest square picture still read (its cost just within the budget):
-the worst that is decoded. Then a PDF whose pages inflate to 70 MB each.
+the worst that is decoded. Then a PNG of 63 MB of text chunks, and a PDF whose pages inflate
+to 70 MB each.
 Each case runs in a fresh child process that imports tomo's file reading, notes its peak RSS,
 reads the file(s) with `app.files.images.data_uri` (several at once from threads, as the job
 worker does for one message) or `app.files.documents.document_text`, and prints how much the
@@ -38,15 +39,15 @@ from bench.common import ROOT, machine
 SIDE = 8000
 
 
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    """A PNG chunk: length, kind, body, CRC."""
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
 def _png(width: int, height: int, *, depth: int, color: int, interlaced: bool = False) -> bytes:
     """A PNG Pillow does not write: every pixel zero, `depth` bits a sample, colour type
     `color` (2 RGB, 6 RGBA), Adam7-interlaced or not."""
     samples = {2: 3, 6: 4}[color]
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-        )
 
     # Adam7's seven passes: (first column, first row, column step, row step); one pass if not.
     passes = (
@@ -74,9 +75,9 @@ def _png(width: int, height: int, *, depth: int, color: int, interlaced: bool = 
     header = struct.pack(">IIBBBBB", width, height, depth, color, 0, 0, int(interlaced))
     return (
         b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", bytes(data))
-        + chunk(b"IEND", b"")
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", bytes(data))
+        + _chunk(b"IEND", b"")
     )
 
 
@@ -141,6 +142,15 @@ def at_the_limit(name: str) -> bytes:
         else:
             high = side
     return best
+
+
+def png_text() -> bytes:
+    """A 100x100 PNG carrying 63 zTXt chunks of 1 MB of text each, in 64 KB."""
+    plain = _saved(Image.new("RGB", (100, 100)), "PNG")
+    text = b"".join(
+        _chunk(b"zTXt", b"note%d\x00\x00" % n + zlib.compress(b"a" * 1_000_000)) for n in range(63)
+    )
+    return plain[:33] + text + plain[33:]  # after the signature and IHDR
 
 
 def pdf_bomb() -> bytes:
@@ -233,6 +243,10 @@ def main() -> None:
                 worst = max(worst, _report(f"{name} ({variant})", [path]))
             together = f"together ({variant}): {' + '.join(TOGETHER)}"
             worst = max(worst, _report(together, [paths[n] for n in TOGETHER]))
+        text = Path(folder) / "text.png"
+        text.write_bytes(png_text())
+        print(f"made png_text_chunks: {text.stat().st_size / 1024:,.0f} KB")
+        worst = max(worst, _report("png_text_chunks", [text]))
         bomb = Path(folder) / "bomb.pdf"
         bomb.write_bytes(pdf_bomb())
         print(f"made pdf_bomb: {bomb.stat().st_size / 1024:,.0f} KB")

@@ -8,7 +8,8 @@ draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE:
 that would take more than BUDGET_BYTES is refused undecoded. Pictures are read one at a time,
 in one thread of the process whatever thread asks, so several in one message cost what the
 largest of them does (threads of their own would each keep the memory they freed, in
-malloc's arena of that thread). Only PNG, JPEG, GIF and WebP are opened at all.
+malloc's arena of that thread). Only PNG, JPEG, GIF and WebP are opened at all, and a PNG's
+text chunks are inflated to TEXT_BYTES at most.
 """
 
 from __future__ import annotations
@@ -19,13 +20,16 @@ import io
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from PIL import Image, ImageOps
+from PIL import Image, ImageOps, PngImagePlugin
 
 from app.files.decoding import BUDGET_BYTES, LONGEST_SIDE, decoding_cost, has_alpha
 from app.files.fetch import Unreadable
 
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 JPEG_QUALITY = 85
+TEXT_BYTES = 4 * 1024 * 1024  # a PNG's text chunks, inflated, in all: more is refused
+# Pillow's own limit (64 MB, which 64 KB of zTXt chunks reach) for every PNG this process opens.
+PngImagePlugin.MAX_TEXT_MEMORY = TEXT_BYTES
 MIB = 1024 * 1024
 _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tomo-images")
 

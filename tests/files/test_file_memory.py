@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.images import MAKERS, TOGETHER, at_the_limit, hostile, pdf_bomb, peak_growth
+from app.files.images import TEXT_BYTES
+from bench.images import MAKERS, TOGETHER, at_the_limit, hostile, pdf_bomb, peak_growth, png_text
 
 BOUND_MIB = 150
 
@@ -72,6 +73,16 @@ def test_several_pictures_in_one_message_cost_what_one_does(
     outcomes = _outcomes(found)
     assert [o.split(" ")[0] for o in outcomes] == ["read"] * 4 + ["refused:"] * 4
     assert _mib(found) <= BOUND_MIB
+
+
+def test_a_png_of_text_chunks_is_refused_without_holding_them(tmp_path: Path) -> None:
+    """63 MB of zTXt in 64 KB: before, Pillow inflated and kept all of it (61 MB) before the
+    picture was looked at; now no more than TEXT_BYTES."""
+    path = tmp_path / "text.png"
+    path.write_bytes(png_text())
+    found = peak_growth([path])
+    assert _outcomes(found) == ["refused: not an image Pillow can read (ValueError)"]
+    assert _mib(found) <= 2 * TEXT_BYTES / 1024 / 1024
 
 
 def test_a_pdf_bomb_is_read_within_the_bound(tmp_path: Path) -> None:
