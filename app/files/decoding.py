@@ -1,14 +1,17 @@
 """What decoding a picture will cost in memory, told from its header before it is decoded.
 
-A picture's cost is the bytes it holds at its fullest moment of reading: Pillow keeps 1 byte a
-pixel for palette and grey pictures, 2 for 16-bit grey, 4 for everything else (RGB included);
-the copy made from it to shrink it (RGB from palette or grey, the premultiplied copy of a
-picture with transparency) is 4 more; shrinking it resamples in two passes, through a picture as
-wide as the one shown and as tall as the original, 4 bytes a pixel, then makes the one shown
-and its copy; a JPEG in several scans (a progressive one, or a sequential one whose first scan
-holds fewer components than the picture) keeps every DCT coefficient of the full-size picture,
-2 bytes each, whatever size it is decoded at; libwebp decodes into a canvas
-and a buffer of its own, which Pillow copies twice.
+A picture's cost is the bytes its reading holds at the fullest moment:
+- the picture: Pillow keeps 1 byte a pixel for palette and grey pictures, 2 for 16-bit grey,
+  4 for everything else (RGB included);
+- the copy it is shrunk from, 4 more: RGB from palette or grey, or the premultiplied copy of
+  a picture with transparency;
+- shrinking's two passes: the first makes a picture as wide as the one shown and as tall as
+  the original, the second the one shown, then its copy, 4 bytes a pixel each;
+- a JPEG in several scans (a progressive one, or a sequential one whose first scan holds fewer
+  components than the picture): libjpeg keeps every DCT coefficient of the full-size picture,
+  2 bytes each, whatever scale it decodes it at;
+- a WebP: libwebp decodes into a canvas and a buffer of its own, which Pillow copies twice;
+- the file itself.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def decoding_cost(picture: Image.Image, data: bytes, *, full_size: tuple[int, in
         cost += _coefficients(picture, full_size)
     if picture.format == "WEBP":
         cost += pixels * WEBP_BUFFERS
-    return cost + len(data)  # the file itself, held while it is read
+    return cost + len(data)
 
 
 def _in_several_scans(picture: Image.Image, data: bytes) -> bool:
@@ -70,7 +73,7 @@ def _in_several_scans(picture: Image.Image, data: bytes) -> bool:
 
 
 def _coefficients(picture: Image.Image, full_size: tuple[int, int]) -> int:
-    """A progressive JPEG's DCT coefficients: 2 bytes a sample of each component, at its
+    """A JPEG's DCT coefficients at its full size: 2 bytes a sample of each component, at its
     sampling (a 4:2:0 colour photo: 1.5 samples a pixel)."""
     layers = getattr(picture, "layer", None) or [("", 1, 1, 0)] * 3
     most_h = max(h for _, h, _, _ in layers)

@@ -1,7 +1,6 @@
 """An image as a vision model takes it: a `data:` URI of the picture downscaled (Pillow) so its
 longest side is at most LONGEST_SIDE pixels (1568, the size past which providers shrink it
-anyway); a photo as JPEG, a picture with transparency as PNG, an animation's
-first frame.
+anyway); a photo as JPEG, a picture with transparency as PNG, an animation's first frame.
 
 What decoding will cost is told from the header first (app.files.decoding), after a JPEG's
 draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE: a picture
