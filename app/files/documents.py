@@ -56,12 +56,13 @@ def _plain(data: bytes) -> str:
 
 
 def _pdf(data: bytes) -> str:
-    from pypdf import PdfReader, apply_configuration  # loaded with the first PDF
+    from pypdf import Configuration, PdfReader, apply_configuration  # with the first PDF
     from pypdf.errors import LimitReachedError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # it warns of every oddity it mends
+    limits = (f"{kind}_maximum_output_length" for kind in INFLATING)
     inflated: dict[str, Any] = {
-        f"{kind}_maximum_output_length": MAX_STREAM_BYTES for kind in INFLATING
+        limit: MAX_STREAM_BYTES for limit in limits if hasattr(Configuration, limit)
     }
     try:
         with apply_configuration(**inflated):
