@@ -4,6 +4,10 @@ snippet's (UTF-8, else Latin-1), at most MAX_CHARS characters each.
 Reading a PDF's text takes time in proportion to its pages' drawing instructions, which a few
 compressed kilobytes can make millions of (4.5 s of CPU for a 5 KB file): a page whose
 instructions are over MAX_PAGE_CONTENT is skipped, and no page is begun after READ_SECONDS.
+Memory: pypdf inflates a stream whole and keeps it with its page, and a few compressed
+kilobytes inflate to its own limit of 75 MB a stream (five such pages: 208 MB); here no
+stream is inflated past MAX_STREAM_BYTES (pypdf's own limits, lowered for the reading), and a
+page that holds one is skipped.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import io
 import logging
 import time
+from typing import Any
 
 from app.domain import SharedFile
 from app.files.fetch import Unreadable
@@ -19,7 +24,10 @@ MAX_CHARS = 4000
 MAX_PAGES = 30  # pages looked at for text: a scanned book yields nothing on its first pages
 CUT = "\n[…]"
 MAX_PAGE_CONTENT = 256 * 1024  # bytes of a page's drawing instructions (decompressed)
+MAX_STREAM_BYTES = 1024 * 1024  # bytes any stream is inflated to (a font's map, a page's)
 READ_SECONDS = 2.0
+# pypdf's decompressions, each bounded by its `{kind}_maximum_output_length` setting
+INFLATING = ("zlib", "lzw", "run_length", "brotli", "jbig2", "array_based_stream")
 
 
 def capped(text: str) -> str:
@@ -48,22 +56,31 @@ def _plain(data: bytes) -> str:
 
 
 def _pdf(data: bytes) -> str:
-    from pypdf import PdfReader  # loaded with the first PDF
+    from pypdf import Configuration, PdfReader, apply_configuration  # with the first PDF
+    from pypdf.errors import LimitReachedError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # it warns of every oddity it mends
+    limits = (f"{kind}_maximum_output_length" for kind in INFLATING)
+    inflated: dict[str, Any] = {
+        limit: MAX_STREAM_BYTES for limit in limits if hasattr(Configuration, limit)
+    }
     try:
-        reader = PdfReader(io.BytesIO(data))
-        parts: list[str] = []
-        started = time.monotonic()
-        for page in reader.pages[:MAX_PAGES]:
-            if time.monotonic() - started > READ_SECONDS:
-                break
-            contents = page.get_contents()
-            if contents is not None and len(contents.get_data()) > MAX_PAGE_CONTENT:
-                continue  # a drawing, or a trap: too long to read for its text
-            parts.append(page.extract_text() or "")
-            if sum(map(len, parts)) > MAX_CHARS:
-                break
+        with apply_configuration(**inflated):
+            reader = PdfReader(io.BytesIO(data))
+            parts: list[str] = []
+            started = time.monotonic()
+            for page in reader.pages[:MAX_PAGES]:
+                if time.monotonic() - started > READ_SECONDS:
+                    break
+                try:
+                    contents = page.get_contents()
+                    if contents is not None and len(contents.get_data()) > MAX_PAGE_CONTENT:
+                        continue  # a drawing, or a trap: too long to read for its text
+                    parts.append(page.extract_text() or "")
+                except LimitReachedError:
+                    continue  # a stream that inflates past MAX_STREAM_BYTES: a trap
+                if sum(map(len, parts)) > MAX_CHARS:
+                    break
     except Exception as error:  # pypdf's errors for a broken or encrypted file, and worse
         raise Unreadable(f"not a PDF pypdf can read ({type(error).__name__})") from error
     return "\n".join(parts)

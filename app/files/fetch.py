@@ -73,6 +73,10 @@ class Fetcher:
     async def close(self) -> None:
         await self._client.aclose()
 
+    @property
+    def max_bytes(self) -> int:
+        return self._max_bytes
+
     def allowed(self, url: str) -> bool:
         """Whether the token may go to this URL's host."""
         return _origin(url) in self._hosts

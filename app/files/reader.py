@@ -7,7 +7,9 @@
   reply's conversation newest first, then its lead-in), when the prompt's model sees images:
   at most MAX_IMAGES_PER_PROMPT, each kept as a data: URI for CACHE_SECONDS within
   CACHE_BYTES in all (app.files.cache: least recently used out first). A model that cannot
-  see gets the image's name only, and nothing is downloaded for it.
+  see gets the image's name only, and nothing is downloaded for it. Images downloaded and
+  not yet read hold IMAGE_BYTES at most in all (app.files.budget), and are read one at a time
+  (app.files.images), so several in one message cost little more than the largest.
 - Slack Connect stubs are completed with files.info first.
 A file that could not be read is not tried again for CACHE_SECONDS; the message is handled
 with its name. The first refusal for want of `files:read` is a WARNING saying what to do.
@@ -27,10 +29,11 @@ from sqlmodel import col
 
 from app.db.models import Message
 from app.domain import ChatMessage, Context, SharedFile
+from app.files.budget import ByteBudget
 from app.files.cache import KeptImages, Refusals
 from app.files.documents import document_text
 from app.files.fetch import Fetcher, Unreadable
-from app.files.images import data_uri
+from app.files.images import awaited_data_uri
 from app.files.shown import shown_context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
@@ -45,7 +48,7 @@ MAX_STUBS = 1000  # Slack Connect stubs' files.info answers kept
 CACHE_SECONDS = 3600.0
 CACHE_BYTES = 48 * 1024 * 1024
 AT_ONCE = 4  # downloads at a time
-DECODING_AT_ONCE = 2  # images decoded at a time (each may take tens of MB while it is)
+IMAGE_BYTES = 24 * 1024 * 1024  # images downloaded and not yet read, in all (by Slack's size)
 
 
 class FileReader:
@@ -68,7 +71,7 @@ class FileReader:
         self._failed = Refusals(seconds=cache_seconds)
         self._told_scope = False
         self._at_once = asyncio.Semaphore(AT_ONCE)
-        self._decoding = asyncio.Semaphore(DECODING_AT_ONCE)
+        self._image_bytes = ByteBudget(IMAGE_BYTES)
 
     async def close(self) -> None:
         await self._fetcher.close()
@@ -230,10 +233,10 @@ class FileReader:
         if kept is not None:
             return kept
         try:
-            async with self._at_once:
-                data = await self._fetcher.fetch(file)
-            async with self._decoding:
-                uri = await asyncio.to_thread(data_uri, data)
+            async with self._image_bytes.holding(file.size or self._fetcher.max_bytes):
+                async with self._at_once:
+                    data = await self._fetcher.fetch(file)
+                uri = await awaited_data_uri(data)  # one picture at a time, in all
         except Unreadable as error:
             self._give_up(file, str(error), now, scope=error.scope)
             return None

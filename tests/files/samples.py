@@ -43,15 +43,18 @@ def hosted(
     }
 
 
-def picture(width: int, height: int, *, kind: str = "PNG", alpha: bool = False) -> bytes:
-    """A photo-like picture (a gradient under noise), so it does not compress to nothing."""
+def picture(
+    width: int, height: int, *, kind: str = "PNG", alpha: bool = False, **options: Any
+) -> bytes:
+    """A photo-like picture (a gradient under noise), so it does not compress to nothing;
+    `options` for Pillow's writer (progressive=True for a JPEG)."""
     noise = Image.effect_noise((width, height), 64).convert("L")
     gradient = Image.linear_gradient("L").resize((width, height))
     picture = Image.merge("RGB", (gradient, noise, gradient.rotate(180)))
     if alpha:
         picture.putalpha(gradient)
     out = io.BytesIO()
-    picture.save(out, format=kind)
+    picture.save(out, format=kind, **options)
     return out.getvalue()
 
 

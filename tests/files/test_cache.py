@@ -3,7 +3,7 @@ recently used out first; refusals held off for a while."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.files.cache import KeptImages, Refusals
@@ -54,6 +54,7 @@ def test_images_that_ran_out_make_room_before_any_in_time() -> None:
     assert kept.get("F3", now=12) == "3" * 10
 
 
+@settings(deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from("ABCDEFGH"), st.integers(0, 40), st.floats(0, 1000)),

@@ -46,6 +46,33 @@ def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
         assert max(shown.size) == LONGEST_SIDE
 
 
+@pytest.mark.parametrize(
+    ("width", "height", "kind", "options"),
+    [
+        (5120, 2880, "PNG", {}),  # a 5K display's screenshot
+        (3840, 2160, "PNG", {"alpha": True}),  # a 4K one, with transparency
+        (4032, 3024, "JPEG", {}),  # a 12 MP phone photo
+        (6000, 4000, "JPEG", {"progressive": True}),  # a 24 MP photo saved for the web
+        (8000, 6000, "JPEG", {}),  # a 48 MP phone photo, decoded at a quarter of its size
+    ],
+)
+def test_todays_screenshots_and_photos_are_shown_at_the_longest_side(
+    width: int, height: int, kind: str, options: dict[str, bool]
+) -> None:
+    if kind == "PNG":  # a screen: flat colours, which PNG stores (and Pillow writes) quickly
+        screen = Image.linear_gradient("L").resize((width, height))
+        if options.get("alpha"):
+            screen = screen.convert("LA").convert("RGBA")
+        out = io.BytesIO()
+        screen.convert("RGBA" if options.get("alpha") else "RGB").save(out, format="PNG")
+        data = out.getvalue()
+    else:
+        data = picture(width, height, kind=kind, **options)
+    shown = decoded(data_uri(data))
+    assert max(shown.size) == LONGEST_SIDE
+    assert shown.format == ("PNG" if options.get("alpha") else "JPEG")
+
+
 def test_a_phone_photo_stands_upright_as_its_exif_says() -> None:
     """Orientation 6: the camera was turned; the stored 3000 x 2000 picture is shown 2000 wide
     (and shrunk before it is turned, which must not lose the orientation)."""
@@ -71,10 +98,28 @@ def _png_header_only(width: int, height: int) -> bytes:
 
 
 def test_a_picture_too_large_to_decode_is_refused_before_it_is() -> None:
-    with pytest.raises(Unreadable, match="8500x8500 px is too large"):
-        data_uri(_png_header_only(8500, 8500))  # over MAX_PIXELS
+    with pytest.raises(Unreadable, match=r"8500x8500 px is too large to read \(\d+ MB"):
+        data_uri(_png_header_only(8500, 8500))
+    with pytest.raises(Unreadable, match="12000x12000 px is too large"):
+        data_uri(_png_header_only(12_000, 12_000))  # over Pillow's warning: ours judges
     with pytest.raises(Unreadable, match="DecompressionBomb"):
-        data_uri(_png_header_only(12_000, 12_000))  # over Pillow's own limit
+        data_uri(_png_header_only(20_000, 20_000))  # over Pillow's own limit
+
+
+def test_a_jpeg_in_several_scans_is_judged_by_its_full_size_coefficients() -> None:
+    """libjpeg keeps every coefficient of a JPEG in several scans, however small it decodes it:
+    a 48 MP one whose first scan holds one component of three (a sequential JPEG in three
+    scans; here its header alone, as nothing is decoded) is refused, a 48 MP photo in one
+    scan is decoded at a quarter of its size and shown."""
+    one_scan = io.BytesIO()
+    Image.new("RGB", (8000, 6000), (200, 120, 40)).save(one_scan, format="JPEG")
+    data = bytearray(one_scan.getvalue())
+    assert max(decoded(data_uri(bytes(data))).size) == LONGEST_SIDE
+    scan = data.index(b"\xff\xda")
+    assert data[scan + 4] == 3  # the components of the first scan
+    data[scan + 4] = 1
+    with pytest.raises(Unreadable, match="8000x6000 px is too large to read"):
+        data_uri(bytes(data))
 
 
 def test_a_truncated_png_is_unreadable() -> None:

@@ -446,6 +446,36 @@ async def test_bad_files_never_break_a_reply(
     assert len(slack.posts()) == 1
 
 
+async def test_a_picture_too_costly_to_decode_is_named_and_the_message_answered(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """Two 8000x8000 RGBA PNGs of 258 KB each (decoded: 244 MB apiece, as the issue that took
+    the server past 1 GB sent) beside a screenshot: those two are named only, never decoded;
+    the screenshot is shown, the message answered once."""
+    answers(model)
+    bomb = Image.new("RGBA", (8000, 8000), (9, 99, 199, 200))
+    out = io.BytesIO()
+    bomb.save(out, format="PNG")
+    del bomb
+    base = file_object("message_file_share")
+    huge = [
+        hosted(
+            slack, base | {"id": f"F003{n}", "name": f"huge{n}.png"}, out.getvalue(), "image/png"
+        )
+        for n in (1, 2)
+    ]
+    fine = hosted(slack, base, picture(1200, 800), "image/png")
+    async with start_tomo(**SEEING) as tomo:
+        await shared(tomo, "<@UBOT> which one is sharper?", [*huge, fine])
+        await slack.wait_for_posts(1, timeout=10)
+        await asyncio.sleep(0.2)
+    last = turns_of(requests(model, "reply")[0])[-1]["content"]
+    assert "[file: huge1.png] [file: huge2.png] [file: deploy-error.png]" in text_of(last)
+    (image,) = images_in(last)
+    assert image.size == (1200, 800)
+    assert len(slack.posts()) == 1
+
+
 async def test_files_in_a_joined_channels_history_are_read_when_it_is_answered(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
