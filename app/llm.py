@@ -131,6 +131,11 @@ async def litellm_module() -> ModuleType:
     return _module if _module is not None else await asyncio.to_thread(_load)
 
 
+def loaded() -> bool:
+    """LiteLLM is imported in this process: a call made now waits for no import."""
+    return _module is not None
+
+
 def cached_tokens(usage: Any) -> int | None:
     """The prompt tokens the provider read from its cache, as LiteLLM reports them: OpenAI's
     `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`."""
