@@ -23,6 +23,7 @@ from app.conversation.own_voice import OwnVoice
 from app.db.engine import session_factory
 from app.db.recorder import Recorder
 from app.job_services import JobServices, build_job_services
+from app.prompts import compile_templates
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
@@ -115,14 +116,19 @@ async def load_slack_sdk() -> None:
 
 
 async def load_job_libraries() -> None:
-    """What a job calls, imported before the first job needs it: LiteLLM (seconds, on its own
-    thread: app.llm.preload) and slack-sdk's async client. Then the collector is kept off what
-    start-up built: a full collection would walk those few hundred thousand objects, a pause
-    of a quarter of a second."""
+    """What a job calls, loaded before the first job needs it: LiteLLM (seconds, on its own
+    thread: app.llm.preload), slack-sdk's async client and the prompt templates. Then the
+    collector is kept off what start-up built: a full collection would walk those few hundred
+    thousand objects, a pause of a quarter of a second."""
     started = time.monotonic()
     llm_module.preload()
-    with contextlib.suppress(Exception):  # a failed import is logged by app.llm
-        await asyncio.gather(llm_module.litellm_module(), load_slack_sdk())
+    # A failed import is logged by app.llm, or reported by the first call that needs it.
+    await asyncio.gather(
+        llm_module.litellm_module(),
+        load_slack_sdk(),
+        asyncio.to_thread(compile_templates),
+        return_exceptions=True,
+    )
     gc.freeze()
     if job_libraries_loaded():
         logger.info("LiteLLM and slack-sdk loaded in %.1f s", time.monotonic() - started)

@@ -108,6 +108,10 @@ def _load() -> ModuleType:
         if _module is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             module = importlib.import_module("litellm")
+            # The OpenAI client LiteLLM calls OpenAI-compatible models with imports its API
+            # resources on first use (openai.resources: seconds on a busy machine, holding the
+            # event loop of the first reply after a start): here, with the rest.
+            importlib.import_module("openai.resources")
             # No feedback banner on stdout, no telemetry.
             module.__dict__.update(suppress_debug_info=True, telemetry=False)
             _module = module
