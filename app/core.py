@@ -9,6 +9,9 @@ import asyncio
 import contextlib
 import gc
 import importlib
+import logging
+import threading
+import time
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -20,9 +23,12 @@ from app.conversation.own_voice import OwnVoice
 from app.db.engine import session_factory
 from app.db.recorder import Recorder
 from app.job_services import JobServices, build_job_services
+from app.prompts import compile_templates
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -97,16 +103,37 @@ def build_core(
     )
 
 
+# Set once slack-sdk's async client is imported in this process (by load_slack_sdk).
+_slack_sdk_loaded = threading.Event()
+
+
 async def load_slack_sdk() -> None:
     """slack-sdk's async client (aiohttp under it: a quarter of a second of imports, more on a
     busy machine), loaded on a thread, so a process's first Slack call does not wait for it."""
     with contextlib.suppress(ImportError):  # the first call reports it
         await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
+        _slack_sdk_loaded.set()
 
 
-async def freeze_after_litellm() -> None:
-    """Once LiteLLM is in, keep the collector off what start-up built: a full collection would
-    walk those few hundred thousand objects, a pause of a quarter of a second."""
-    with contextlib.suppress(Exception):  # a failed import is logged by app.llm
-        await llm_module.litellm_module()
+async def load_job_libraries() -> None:
+    """What a job calls, loaded before the first job needs it: LiteLLM (seconds, on its own
+    thread: app.llm.preload), slack-sdk's async client and the prompt templates. Then the
+    collector is kept off what start-up built: a full collection would walk those few hundred
+    thousand objects, a pause of a quarter of a second."""
+    started = time.monotonic()
+    llm_module.preload()
+    # A failed import is logged by app.llm, or reported by the first call that needs it.
+    await asyncio.gather(
+        llm_module.litellm_module(),
+        load_slack_sdk(),
+        asyncio.to_thread(compile_templates),
+        return_exceptions=True,
+    )
     gc.freeze()
+    if job_libraries_loaded():
+        logger.info("LiteLLM and slack-sdk loaded in %.1f s", time.monotonic() - started)
+
+
+def job_libraries_loaded() -> bool:
+    """This process has imported what a job calls: a job started now waits for no import."""
+    return llm_module.loaded() and _slack_sdk_loaded.is_set()

@@ -108,6 +108,10 @@ def _load() -> ModuleType:
         if _module is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             module = importlib.import_module("litellm")
+            # The OpenAI client LiteLLM calls OpenAI-compatible models with imports its API
+            # resources on first use (openai.resources: seconds on a busy machine, holding the
+            # event loop of the first reply after a start): here, with the rest.
+            importlib.import_module("openai.resources")
             # No feedback banner on stdout, no telemetry.
             module.__dict__.update(suppress_debug_info=True, telemetry=False)
             _module = module
@@ -129,6 +133,11 @@ def preload() -> None:
 
 async def litellm_module() -> ModuleType:
     return _module if _module is not None else await asyncio.to_thread(_load)
+
+
+def loaded() -> bool:
+    """LiteLLM is imported in this process: a call made now waits for no import."""
+    return _module is not None
 
 
 def cached_tokens(usage: Any) -> int | None:

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from app.logs import setup_logging
-from app.routes import admin, admin_api, admin_page, commands, events, health
+from app.routes import admin, admin_api, admin_page, commands, events, health, ready
 from app.runtime import running
 from app.settings import Settings, load_settings
 
@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.router.routes.append(events.route)
     app.include_router(commands.router)
     app.include_router(health.router)
+    app.include_router(ready.router)
     app.include_router(admin.router)
     app.include_router(admin_api.router)
     app.include_router(admin_page.router)

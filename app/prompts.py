@@ -43,6 +43,14 @@ def environment() -> Environment:
     return env
 
 
+def compile_templates() -> None:
+    """Compile every prompt template now (tens of milliseconds each, more on a busy machine),
+    so the first prompt after a start does not wait for it (app.core.load_job_libraries)."""
+    env = environment()
+    for path in sorted(TEMPLATES.glob("*.j2")):
+        env.get_template(path.name)
+
+
 # Where a template's stable start ends (`{{ cache_break }}`): what comes before it is the same
 # from one prompt to the next, the part a provider's cache mark covers (app.llm).
 CACHE_BREAK = "\x1e"

@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app import llm as llm_module
 from app.context.builder import ContextBuilder
 from app.conversation import claims
 from app.conversation.intake import Intake
@@ -25,7 +24,7 @@ from app.conversation.on_it import OnIt
 from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
-from app.core import Core, build_core, freeze_after_litellm, load_slack_sdk
+from app.core import Core, build_core, load_job_libraries, load_slack_sdk
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
@@ -221,8 +220,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
-        llm_module.preload()
-        runtime.spawn(freeze_after_litellm(), "gc-freeze")
+        runtime.spawn(load_job_libraries(), "job-libraries")
     else:
         gc.freeze()  # LiteLLM is the worker's: everything this process needs is loaded
     try:

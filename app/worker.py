@@ -19,8 +19,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from app import llm as llm_module
-from app.core import build_core, freeze_after_litellm, load_slack_sdk
+from app.core import build_core, load_job_libraries
 from app.db.engine import create_engine
 from app.job_services import JobServices
 from app.jobs.backend import Handler
@@ -77,23 +76,19 @@ async def main(fd: int) -> None:
         dialect.insert_returning = dialect.update_returning = dialect.delete_returning = False
     core = build_core(settings, engine, runs_jobs=True)
     assert core.services is not None
-    llm_module.preload()
-    # As inline mode does: LiteLLM's objects out of the collector's way once imported. (Full
-    # collections of 0.13 - 0.28 s were still seen in this process under bench.ack.)
-    freezing = asyncio.create_task(freeze_after_litellm())
-    # Its first "on it" sign and Slack call should not wait for slack-sdk's import either.
-    loading = asyncio.create_task(load_slack_sdk())
+    # LiteLLM and slack-sdk, imported from the start, as inline mode does: the first job
+    # should not wait for them, nor this process's first "on it" sign and Slack call.
+    loading = asyncio.create_task(load_job_libraries())
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
-    # Until then the parent keeps quick work (the "on it" sign) to itself: an import holds
-    # this interpreter's lock for seconds.
-    telling = asyncio.create_task(_tell_when_loaded(writer, freezing, loading))
+    # Until then the parent keeps quick work (the "on it" sign) to itself, and its /readyz
+    # says 503: an import holds this interpreter's lock for seconds.
+    telling = asyncio.create_task(_tell_when_loaded(writer, loading))
     logger.info("job worker ready (pid %d)", os.getpid())
     try:
         child = Child(handlers=_handlers(core.services), identity=core.identity, writer=writer)
         await child.serve(reader)
     finally:
         telling.cancel()
-        freezing.cancel()
         loading.cancel()
         writer.close()
         await core.close()

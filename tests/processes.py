@@ -44,13 +44,17 @@ class Server:
         self._process: asyncio.subprocess.Process | None = None
         self._events = 0
 
-    async def start(self, timeout: float = 20.0) -> None:
+    async def start(self, timeout: float = 20.0, *, healthy: bool = True) -> None:
+        """Start the process and wait until /healthz is 200 with tomo's user id known (with
+        `healthy=False`, return at once)."""
         command = [sys.executable, "-m", "uvicorn", "app.main:app"]
         command += ["--host", "127.0.0.1", "--port", str(self.port)]
         with self._log.open("ab") as log:
             self._process = await asyncio.create_subprocess_exec(
                 *command, env=self._env, cwd=self._log.parent, stdout=log, stderr=log
             )
+        if not healthy:
+            return
         deadline = time.monotonic() + timeout
         async with httpx.AsyncClient(base_url=self.url) as client:
             while time.monotonic() < deadline:
@@ -128,6 +132,15 @@ class Server:
         async with httpx.AsyncClient(base_url=self.url) as client:
             response = await client.delete(f"/admin/jobs/{job_id}", headers=BEARER)
         return response.status_code
+
+    async def readyz(self) -> tuple[int, dict[str, Any]] | None:
+        """GET /readyz: (status, body), or None while nothing listens on the port yet."""
+        try:
+            async with httpx.AsyncClient(base_url=self.url) as client:
+                response = await client.get("/readyz", timeout=5)
+        except httpx.TransportError:
+            return None
+        return response.status_code, dict(response.json())
 
     async def health(self) -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=self.url) as client:

@@ -3,6 +3,8 @@ success), failures included, so the spend on the admin page is true."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -159,3 +161,35 @@ async def test_whether_a_model_sees_images_is_asked_of_litellm_unless_the_settin
         async with start_tomo(LLM_VISION=setting, LLM_MODEL="openai/gpt-4o-mini") as tomo:
             assert await tomo.runtime.llm.sees_images("reply") is sees
             assert await tomo.runtime.llm.sees_images("judgment") is sees
+
+
+FIRST_CALL = """
+import asyncio, sys
+from app import llm, prompts
+
+llm._load()
+prompts.compile_templates()
+before = set(sys.modules)
+asyncio.run(
+    llm._module.acompletion(
+        model="openai/test-model", api_base=sys.argv[1], api_key="sk-test",
+        messages=[{"role": "user", "content": "hello"}], max_retries=0,
+    )
+)
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+async def test_the_first_call_after_loading_imports_no_client_code(model: FakeModel) -> None:
+    """What a job worker loads before /readyz says 200 (app.core.load_job_libraries) is what the
+    first reply's call needs: the OpenAI client's API resources were imported by the first call
+    (seconds of the first reply after a start, on a busy machine)."""
+    model.enqueue("hi")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", FIRST_CALL, model.api_base, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), timeout=120)
+    imported = out.decode().split()
+    assert process.returncode == 0
+    assert len(model.requests) == 1
+    assert [name for name in imported if name.startswith("openai.")] == []

@@ -95,6 +95,10 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
             wait_until(lambda: healthy(client, process, stderr_path), timeout=30, what="tomo")
+            # The job worker imports LiteLLM first: a minute or more on a CPU-starved machine.
+            wait_until(
+                lambda: client.get("/readyz").status_code == 200, timeout=120, what="/readyz 200"
+            )
             ts = next_ts()
             message = {"type": "message", "channel": "C1", "user": "U1", "text": "any tips?"}
             body, headers = signed_event({**message, "ts": ts, "channel_type": "channel"}, "EvLOG1")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from app.core import job_libraries_loaded
 from app.db.models import Judgment
 from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
@@ -24,6 +25,12 @@ class JobRunner(Protocol):
     def shows_on_it(self) -> bool:
         """Whether a reply job now puts its "on it" sign up itself (asked with on_it=True),
         rather than the web process around it."""
+        ...
+
+    @property
+    def waiting_for(self) -> str | None:
+        """What a job started now would wait for first (a worker starting, an import), or
+        None: it runs at once. GET /readyz says 503 with it."""
         ...
 
 
@@ -46,3 +53,9 @@ class InlineJobs:
     @property
     def shows_on_it(self) -> bool:
         return False  # the web process is where the reply runs: its sign goes around it
+
+    @property
+    def waiting_for(self) -> str | None:
+        if job_libraries_loaded():
+            return None
+        return "LiteLLM and slack-sdk are still being imported"

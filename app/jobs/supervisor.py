@@ -98,6 +98,14 @@ class WorkerJobs:
         return self.alive and self._loaded
 
     @property
+    def waiting_for(self) -> str | None:
+        if not self.alive:
+            return "the job worker process is starting"
+        if not self._loaded:
+            return "the job worker is still importing LiteLLM and slack-sdk"
+        return None
+
+    @property
     def shows_on_it(self) -> bool:
         """Once loaded, the worker puts a reply's "on it" sign up itself."""
         return self.loaded
@@ -271,6 +279,7 @@ class WorkerJobs:
                 continue
             if message.get("op") == "loaded":
                 self._loaded = True
+                logger.info("job worker %s has loaded its libraries: ready to reply", self.pid)
                 continue
             if future is None or future.done():
                 continue

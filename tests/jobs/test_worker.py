@@ -21,7 +21,9 @@ from tests.conversation.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
 from tests.memory.test_refresh import Answers, some_talk
 
-IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
+# The worker imports LiteLLM before its first call: seconds on a busy CI, a minute or more
+# when other processes take the CPU (the worker runs at a lower priority).
+IMPORT_TIMEOUT = 120
 
 
 async def answering_worker(tomo: Tomo) -> WorkerJobs:
