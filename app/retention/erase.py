@@ -1,0 +1,164 @@
+"""Deleting everything tomo kept of a channel deleted in Slack, or of its whole workspace when
+the app was uninstalled or its bot token revoked (docs/data-and-privacy.md).
+
+The record that asks for it (app.db.erasure) was committed with the event, so a deletion cut
+short by a restart is carried on by the next purge or start-up, from wherever it stopped.
+The order keeps every prompt whole meanwhile: first the timers (no judgment or reply starts
+for it), then the memories and summaries (a prompt elsewhere reads them), the decisions,
+claims and settings, then the messages a batch at a time, and last, in one commit, the
+channel's (or the workspace's) remaining rows with the record marked done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from sqlalchemy import ColumnElement, Table, delete, true, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import col
+
+from app.db import erasure
+from app.db.models import (
+    Channel,
+    ChannelControl,
+    Erasure,
+    Judgment,
+    LLMCall,
+    Memory,
+    Message,
+    OnIt,
+    Person,
+    Removal,
+    Reply,
+)
+from app.db.recorder import Recorder
+from app.jobs.backend import TimerBackend
+from app.jobs.kinds import CONVERSATION_JOBS
+from app.memory.control import of_channel
+from app.retention.batches import delete_in_batches
+
+logger = logging.getLogger(__name__)
+
+
+def _table(model: type) -> Table:
+    return model.__table__  # type: ignore[attr-defined,no-any-return]
+
+
+def _channel_rows(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
+    """A channel's rows, other than its messages, in the order they go."""
+    return [
+        (_table(Memory), of_channel(channel) | (col(Memory.scope) == "workspace")),
+        (_table(Judgment), col(Judgment.channel) == channel),
+        (_table(Reply), col(Reply.channel) == channel),
+        (_table(OnIt), col(OnIt.channel) == channel),
+        (_table(ChannelControl), col(ChannelControl.channel) == channel),
+    ]
+
+
+# The workspace's rows, messages aside; seen event ids stay (they say nothing of anyone).
+WORKSPACE_ROWS = (Memory, Judgment, Reply, OnIt, ChannelControl, LLMCall)
+WORKSPACE_LAST = (Removal, Person, Channel)
+
+
+class Eraser:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        recorder: Recorder,
+        timers: TimerBackend,
+        on_workspace_gone: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._engine = engine
+        self._recorder = recorder
+        self._timers = timers
+        self._on_workspace_gone = on_workspace_gone  # this process stops calling Slack
+        self._lock = asyncio.Lock()
+
+    async def stop_timers(self) -> int:
+        """Cancel the judgment and reply timers of every channel (or workspace) being
+        erased; how many."""
+        async with self._engine.connect() as connection:
+            records = await erasure.pending(connection)
+        if not records:
+            return 0
+        if any(r.scope == erasure.TEAM for r in records):
+            self._on_workspace_gone()
+        everything = any(r.scope == erasure.TEAM for r in records)
+        channels = {r.target for r in records if r.scope == erasure.CHANNEL}
+        cancelled = 0
+        for timer in await self._timers.list():
+            if timer.kind in CONVERSATION_JOBS and (everything or timer.channel in channels):
+                cancelled += bool(await self._timers.remove(timer.id))
+        return cancelled
+
+    async def run(self) -> int:
+        """Carry out every erasure not finished; how many were finished."""
+        async with self._lock:  # one at a time in this process (others may run elsewhere)
+            await self.stop_timers()
+            async with self._engine.connect() as connection:
+                records = await erasure.pending(connection)
+            for record in records:
+                started = time.monotonic()
+                if record.scope == erasure.TEAM:
+                    deleted = await self._workspace(record)
+                else:
+                    deleted = await self._channel(record)
+                logger.info(
+                    "erased %s %s (%s): %d messages and everything else kept of it, in %.1f s",
+                    record.scope,
+                    record.target,
+                    record.reason,
+                    deleted,
+                    time.monotonic() - started,
+                )
+            return len(records)
+
+    async def run_logged(self) -> None:
+        """`run` in the background: a failure is logged, and the next purge goes on."""
+        try:
+            await self.run()
+        except Exception:
+            logger.exception("erasing failed; the next purge will go on with it")
+
+    async def _channel(self, record: Erasure) -> int:
+        channel = record.target
+        for table, where in _channel_rows(channel):
+            await delete_in_batches(self._recorder, table, where)
+        deleted = await delete_in_batches(
+            self._recorder, _table(Message), col(Message.channel) == channel
+        )
+
+        def last(connection: Connection) -> None:
+            connection.execute(delete(Removal).where(col(Removal.channel) == channel))
+            connection.execute(delete(Channel).where(col(Channel.id) == channel))
+            _done(connection, record)
+
+        await self._recorder.write(last)
+        return deleted
+
+    async def _workspace(self, record: Erasure) -> int:
+        for model in WORKSPACE_ROWS:
+            await delete_in_batches(self._recorder, _table(model), true())
+        deleted = await delete_in_batches(self._recorder, _table(Message), true())
+
+        def last(connection: Connection) -> None:
+            for model in WORKSPACE_LAST:
+                connection.execute(delete(model))
+            _done(connection, record)
+
+        await self._recorder.write(last)
+        return deleted
+
+
+def _done(connection: Connection, record: Erasure) -> None:
+    connection.execute(
+        update(Erasure)
+        .where(col(Erasure.scope) == record.scope, col(Erasure.target) == record.target)
+        .where(col(Erasure.requested_at) == record.requested_at)
+        .values(done_at=time.time())
+    )

@@ -1,0 +1,133 @@
+"""The purge (docs/data-and-privacy.md): at start-up and every PURGE_SECONDS, once for the
+whole fleet (a periodic job), delete
+
+- messages (with what was read of their files), decisions, reply claims, LLM call records and
+  removal notes older than MESSAGE_RETENTION_DAYS (by the message's Slack time, or the
+  record's own);
+- messages of a channel written before its last `/tomo forget` (one cut short goes on here);
+- the memories of a channel tomo was removed from longer ago than the retention;
+- and it carries on the deletions of channels and workspaces not finished (app.retention.erase).
+
+Memories are summaries: they stay until forgotten or their channel is gone. Seen event ids
+keep their own 72 hours (app.runtime.prune_seen_events).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Table, delete
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import col
+
+from app.db import erasure
+from app.db.models import Judgment, LLMCall, Memory, Message, Removal, Reply
+from app.db.recorder import Recorder
+from app.memory.control import forget_records, of_channel
+from app.retention.batches import delete_in_batches
+from app.retention.erase import Eraser
+
+logger = logging.getLogger(__name__)
+
+PURGE_SECONDS = 3600.0  # at least hourly (and at start-up)
+
+
+def _table(model: type) -> Table:
+    return model.__table__  # type: ignore[attr-defined,no-any-return]
+
+
+# What expires, by the time it goes by.
+EXPIRING: tuple[tuple[str, Table, Any], ...] = (
+    ("messages", _table(Message), col(Message.created_at)),
+    ("decisions", _table(Judgment), col(Judgment.decided_at)),
+    ("claims", _table(Reply), col(Reply.created_at)),
+    ("llm_calls", _table(LLMCall), col(LLMCall.started_at)),
+    ("removals", _table(Removal), col(Removal.created_at)),
+)
+
+
+@dataclass
+class Purged:
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, what: str, count: int) -> None:
+        if count:
+            self.counts[what] = self.counts.get(what, 0) + count
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class Purge:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        recorder: Recorder,
+        eraser: Eraser,
+        keep_seconds: float | None,
+    ) -> None:
+        self._engine = engine
+        self._recorder = recorder
+        self._eraser = eraser
+        self.keep_seconds = keep_seconds  # None: kept until deleted in Slack
+
+    def keep_after(self, now: float | None = None) -> float | None:
+        """The Slack time before which nothing is kept (None: no limit)."""
+        if self.keep_seconds is None:
+            return None
+        return (time.time() if now is None else now) - self.keep_seconds
+
+    async def run(self, *, now: float | None = None) -> Purged:
+        """One purge; safe to run anywhere at any time, several at once included."""
+        purged = Purged()
+        await self._eraser.run()
+        await self._forgotten(purged)
+        before = self.keep_after(now)
+        if before is not None:
+            for what, table, when in EXPIRING:
+                purged.add(what, await delete_in_batches(self._recorder, table, when < before))
+            await self._left(purged, before)
+        if purged.total:
+            logger.info(
+                "purge: deleted %s",
+                ", ".join(f"{count} {what}" for what, count in sorted(purged.counts.items())),
+            )
+        return purged
+
+    async def run_logged(self) -> None:
+        """`run`, its failure logged (the start-up purge: the periodic one tries again)."""
+        try:
+            await self.run()
+        except Exception:
+            logger.exception("the purge failed; the next one will try again")
+
+    async def _forgotten(self, purged: Purged) -> None:
+        async with self._engine.connect() as connection:
+            records = await forget_records(connection)
+        for channel, forgotten_at in records.items():
+            where = (col(Message.channel) == channel) & (col(Message.created_at) < forgotten_at)
+            purged.add("forgotten", await delete_in_batches(self._recorder, _table(Message), where))
+
+    async def _left(self, purged: Purged, before: float) -> None:
+        """What remains of channels tomo left longer ago than the retention: their memories
+        (their messages and records have expired by now)."""
+        async with self._engine.connect() as connection:
+            channels = await erasure.left_before(connection, before)
+        for channel in channels:
+
+            def forget(connection: Connection, channel: str = channel) -> int:
+                result = connection.execute(delete(Memory).where(of_channel(channel)))
+                return int(result.rowcount or 0)
+
+            deleted = await self._recorder.write(forget)
+            if deleted:  # the workspace's are written from the channels': anew without it
+                await self._recorder.write(
+                    lambda c: c.execute(delete(Memory).where(col(Memory.scope) == "workspace"))
+                )
+            purged.add("memories", deleted)
