@@ -101,4 +101,18 @@ TO_TOMO: dict[str, Case] = {
     "app_home_opened": Case(send=("app_home_opened",)),
 }
 
-CASES: dict[str, Case] = {**CONVERSATION, **NOT_PEOPLE, **TO_TOMO}
+# Slack took something away (docs/data-and-privacy.md): a message arriving after it is
+# acknowledged and not stored, nothing is judged or posted.
+TAKEN_AWAY: dict[str, Case] = {
+    name: Case(send=(name, "message_plain"), absent=("1700000100.000100",))
+    for name in (
+        "channel_deleted",
+        "group_deleted",
+        "channel_left",
+        "group_left",
+        "app_uninstalled",
+        "tokens_revoked",
+    )
+}
+
+CASES: dict[str, Case] = {**CONVERSATION, **NOT_PEOPLE, **TO_TOMO, **TAKEN_AWAY}
