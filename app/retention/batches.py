@@ -49,11 +49,13 @@ async def delete_in_batches(
     *,
     returning: Sequence[Any] = (),
     kept: list[Any] | None = None,
-    batch: int = BATCH_ROWS,
-    pause: float = PAUSE_SECONDS,
+    batch: int | None = None,
+    pause: float | None = None,
 ) -> int:
     """Delete every row of `table` matching `where`, `batch` rows per commit; how many.
     With `returning`, those columns of each deleted row are added to `kept`."""
+    batch = batch or BATCH_ROWS
+    pause = PAUSE_SECONDS if pause is None else pause
     total = 0
     while True:
         count = await recorder.write(
