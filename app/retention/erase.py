@@ -38,7 +38,7 @@ from app.db.models import (
 from app.db.recorder import Recorder
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import CONVERSATION_JOBS
-from app.memory.control import of_channel
+from app.memory.control import forget_channel, of_channel
 from app.retention.batches import delete_in_batches
 
 logger = logging.getLogger(__name__)
@@ -48,20 +48,30 @@ def _table(model: type) -> Table:
     return model.__table__  # type: ignore[attr-defined,no-any-return]
 
 
-def _channel_rows(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
-    """A channel's rows, other than its messages, in the order they go."""
+def _channel_records(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
+    """A channel's records, after its memories and before its messages."""
     return [
-        (_table(Memory), of_channel(channel) | (col(Memory.scope) == "workspace")),
         (_table(Judgment), col(Judgment.channel) == channel),
         (_table(Reply), col(Reply.channel) == channel),
         (_table(OnIt), col(OnIt.channel) == channel),
-        (_table(ChannelControl), col(ChannelControl.channel) == channel),
+    ]
+
+
+def _channel_last(channel: str) -> list[ColumnElement[bool]]:
+    """What goes in the last commit: a memory pass or a reply that was under way may have
+    written since (a memory, a posted message), then the channel's settings and name."""
+    return [
+        of_channel(channel) | (col(Memory.scope) == "workspace"),
+        col(Message.channel) == channel,
+        col(Removal.channel) == channel,
+        col(ChannelControl.channel) == channel,
+        col(Channel.id) == channel,
     ]
 
 
 # The workspace's rows, messages aside; seen event ids stay (they say nothing of anyone).
 WORKSPACE_ROWS = (Memory, Judgment, Reply, OnIt, ChannelControl, LLMCall)
-WORKSPACE_LAST = (Removal, Person, Channel)
+WORKSPACE_LAST = (Memory, Message, Removal, Person, Channel)
 
 
 class Eraser:
@@ -127,15 +137,19 @@ class Eraser:
 
     async def _channel(self, record: Erasure) -> int:
         channel = record.target
-        for table, where in _channel_rows(channel):
+        # Forgotten first, as `/tomo forget` does it: its memories and the workspace's go,
+        # and a memory pass under way cannot write back what it read (app.memory.control).
+        await forget_channel(self._engine, channel=channel, user="")
+        for table, where in _channel_records(channel):
             await delete_in_batches(self._recorder, table, where)
         deleted = await delete_in_batches(
             self._recorder, _table(Message), col(Message.channel) == channel
         )
+        tables = (Memory, Message, Removal, ChannelControl, Channel)
 
         def last(connection: Connection) -> None:
-            connection.execute(delete(Removal).where(col(Removal.channel) == channel))
-            connection.execute(delete(Channel).where(col(Channel.id) == channel))
+            for model, where in zip(tables, _channel_last(channel), strict=True):
+                connection.execute(delete(model).where(where))
             _done(connection, record)
 
         await self._recorder.write(last)
