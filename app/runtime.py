@@ -39,7 +39,7 @@ from app.llm import LLM
 from app.memory.refresh import MemoryService
 from app.retention.erase import Eraser
 from app.retention.guard import installed_again, unless_workspace_gone, workspace_gone
-from app.retention.purge import PURGE_SECONDS, Purge
+from app.retention.purge import PURGE_SECONDS, Purge, logged
 from app.settings import Settings
 from app.slack.client import SlackClient
 
@@ -161,7 +161,7 @@ def build_runtime(
         directory=core.directory,
         timer_policy=timer_policy,
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
-        on_erasure=lambda: runtime.spawn(runtime.eraser.run_logged(), "erase"),
+        on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
     )
     eraser = Eraser(
         engine=engine,
@@ -255,7 +255,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     )
     timers.every(JobKind.PURGE, seconds=PURGE_SECONDS, func=runtime.purge.run)
     await timers.start()
-    runtime.spawn(runtime.purge.run_logged(), "purge")
+    runtime.spawn(logged(runtime.purge.run, what="the start-up purge"), "purge")
     runtime.spawn(_after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:

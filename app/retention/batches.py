@@ -22,6 +22,11 @@ BATCH_ROWS = 200  # rows deleted per commit
 PAUSE_SECONDS = 0.005  # between two batches, so acknowledgements are never starved
 
 
+def table_of(model: type) -> Table:
+    """The table of a SQLModel model."""
+    return model.__table__  # type: ignore[attr-defined,no-any-return]
+
+
 def _delete_some(
     connection: Connection,
     table: Table,

@@ -39,21 +39,17 @@ from app.db.recorder import Recorder
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import CONVERSATION_JOBS
 from app.memory.control import forget_channel, of_channel
-from app.retention.batches import delete_in_batches
+from app.retention.batches import delete_in_batches, table_of
 
 logger = logging.getLogger(__name__)
-
-
-def _table(model: type) -> Table:
-    return model.__table__  # type: ignore[attr-defined,no-any-return]
 
 
 def _channel_records(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
     """A channel's records, after its memories and before its messages."""
     return [
-        (_table(Judgment), col(Judgment.channel) == channel),
-        (_table(Reply), col(Reply.channel) == channel),
-        (_table(OnIt), col(OnIt.channel) == channel),
+        (table_of(Judgment), col(Judgment.channel) == channel),
+        (table_of(Reply), col(Reply.channel) == channel),
+        (table_of(OnIt), col(OnIt.channel) == channel),
     ]
 
 
@@ -128,13 +124,6 @@ class Eraser:
                 )
             return len(records)
 
-    async def run_logged(self) -> None:
-        """`run` in the background: a failure is logged, and the next purge goes on."""
-        try:
-            await self.run()
-        except Exception:
-            logger.exception("erasing failed; the next purge will go on with it")
-
     async def _channel(self, record: Erasure) -> int:
         channel = record.target
         # Forgotten first, as `/tomo forget` does it: its memories and the workspace's go,
@@ -143,7 +132,7 @@ class Eraser:
         for table, where in _channel_records(channel):
             await delete_in_batches(self._recorder, table, where)
         deleted = await delete_in_batches(
-            self._recorder, _table(Message), col(Message.channel) == channel
+            self._recorder, table_of(Message), col(Message.channel) == channel
         )
         tables = (Memory, Message, Removal, ChannelControl, Channel)
 
@@ -157,8 +146,8 @@ class Eraser:
 
     async def _workspace(self, record: Erasure) -> int:
         for model in WORKSPACE_ROWS:
-            await delete_in_batches(self._recorder, _table(model), true())
-        deleted = await delete_in_batches(self._recorder, _table(Message), true())
+            await delete_in_batches(self._recorder, table_of(model), true())
+        deleted = await delete_in_batches(self._recorder, table_of(Message), true())
 
         def last(connection: Connection) -> None:
             for model in WORKSPACE_LAST:

@@ -11,7 +11,7 @@ from sqlmodel import col
 
 from app.db.models import Message
 from app.db.recorder import Recorder
-from app.retention.batches import delete_in_batches
+from app.retention.batches import delete_in_batches, table_of
 from app.slack.files import files_from_json
 
 
@@ -26,7 +26,7 @@ async def forget_messages(recorder: Recorder, *, channel: str, before: float) ->
     where = (col(Message.channel) == channel) & (col(Message.created_at) < before)
     count = await delete_in_batches(
         recorder,
-        Message.__table__,  # type: ignore[attr-defined]
+        table_of(Message),
         where,
         returning=[col(Message.files)],
         kept=rows,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from app.db import erasure
 from app.db.models import Judgment, LLMCall, Memory, Message, Removal, Reply
 from app.db.recorder import Recorder
 from app.memory.control import forget_records, of_channel
-from app.retention.batches import delete_in_batches
+from app.retention.batches import delete_in_batches, table_of
 from app.retention.erase import Eraser
 
 logger = logging.getLogger(__name__)
@@ -36,17 +37,13 @@ logger = logging.getLogger(__name__)
 PURGE_SECONDS = 3600.0  # at least hourly (and at start-up)
 
 
-def _table(model: type) -> Table:
-    return model.__table__  # type: ignore[attr-defined,no-any-return]
-
-
 # What expires, by the time it goes by.
 EXPIRING: tuple[tuple[str, Table, Any], ...] = (
-    ("messages", _table(Message), col(Message.created_at)),
-    ("decisions", _table(Judgment), col(Judgment.decided_at)),
-    ("claims", _table(Reply), col(Reply.created_at)),
-    ("llm_calls", _table(LLMCall), col(LLMCall.started_at)),
-    ("removals", _table(Removal), col(Removal.created_at)),
+    ("messages", table_of(Message), col(Message.created_at)),
+    ("decisions", table_of(Judgment), col(Judgment.decided_at)),
+    ("claims", table_of(Reply), col(Reply.created_at)),
+    ("llm_calls", table_of(LLMCall), col(LLMCall.started_at)),
+    ("removals", table_of(Removal), col(Removal.created_at)),
 )
 
 
@@ -61,6 +58,14 @@ class Purged:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+
+async def logged(work: Callable[[], Awaitable[object]], *, what: str) -> None:
+    """`work` in the background: a failure is logged, and the next purge goes on with it."""
+    try:
+        await work()
+    except Exception:
+        logger.exception("%s failed; the next purge will go on with it", what)
 
 
 class Purge:
@@ -102,19 +107,13 @@ class Purge:
             )
         return purged
 
-    async def run_logged(self) -> None:
-        """`run`, its failure logged (the start-up purge: the periodic one tries again)."""
-        try:
-            await self.run()
-        except Exception:
-            logger.exception("the purge failed; the next one will try again")
-
     async def _forgotten(self, purged: Purged) -> None:
         async with self._engine.connect() as connection:
             records = await forget_records(connection)
         for channel, forgotten_at in records.items():
             where = (col(Message.channel) == channel) & (col(Message.created_at) < forgotten_at)
-            purged.add("forgotten", await delete_in_batches(self._recorder, _table(Message), where))
+            deleted = await delete_in_batches(self._recorder, table_of(Message), where)
+            purged.add("forgotten", deleted)
 
     async def _left(self, purged: Purged, before: float) -> None:
         """What remains of channels tomo left longer ago than the retention: their memories
