@@ -4,13 +4,18 @@ SQLite has one writer: a delete of a hundred thousand rows would keep every ackn
 waiting for its commit. Rows go a batch at a time, each batch a transaction of its own run by
 the recorder's writer (app.db.recorder.Recorder.write: on SQLite the same thread and
 connection as the acknowledgements' group commits, so they take turns; on PostgreSQL a pooled
-connection). A purge cut short leaves only whole batches done; the next one goes on.
+connection). An acknowledgement that arrives during a batch waits for it, so a batch is kept
+short: its size follows how long the last one took (BATCH_SECONDS), and the writer rests at
+least as long between two. A purge cut short leaves only whole batches done; the next one
+goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from sqlalchemy import ColumnElement, Table, delete, literal_column, select, tuple_
@@ -18,8 +23,10 @@ from sqlalchemy.engine import Connection
 
 from app.db.recorder import Recorder
 
-BATCH_ROWS = 200  # rows deleted per commit
-PAUSE_SECONDS = 0.005  # between two batches, so acknowledgements are never starved
+BATCH_ROWS = 100  # rows deleted by the first commit; then sized to take BATCH_SECONDS
+MIN_ROWS, MAX_ROWS = 10, 2000
+BATCH_SECONDS = 0.003
+PAUSE_SECONDS = 0.005  # between two batches at least (and as long as the last one took)
 
 
 def table_of(model: type) -> Table:
@@ -58,19 +65,29 @@ async def delete_in_batches(
     *,
     returning: Sequence[Any] = (),
     kept: list[Any] | None = None,
-    batch: int | None = None,
     pause: float | None = None,
 ) -> int:
-    """Delete every row of `table` matching `where`, `batch` rows per commit; how many.
-    With `returning`, those columns of each deleted row are added to `kept`."""
-    batch = batch or BATCH_ROWS
+    """Delete every row of `table` matching `where`, a batch per commit; how many. With
+    `returning`, those columns of each deleted row are added to `kept`."""
+    size = BATCH_ROWS
     pause = PAUSE_SECONDS if pause is None else pause
     total = 0
     while True:
-        count = await recorder.write(
-            lambda connection: _delete_some(connection, table, where, batch, returning, kept)
+        started = time.perf_counter()
+        work = partial(
+            _delete_some, table=table, where=where, limit=size, returning=returning, kept=kept
         )
+        count = await recorder.write(work)
+        took = time.perf_counter() - started
         total += count
-        if count < batch:
+        if count < size:
             return total
-        await asyncio.sleep(pause)
+        size = _next_size(size, took)
+        await asyncio.sleep(max(pause, took))
+
+
+def _next_size(size: int, took: float) -> int:
+    """A batch that should take BATCH_SECONDS, by the last one's pace (at most doubling or
+    halving at a time)."""
+    wanted = size * BATCH_SECONDS / max(took, 1e-6)
+    return max(MIN_ROWS, min(MAX_ROWS, round(min(max(wanted, size / 2), size * 2))))

@@ -5,6 +5,7 @@ than the retention is acknowledged and not stored."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from app.jobs.kinds import JobKind
 from app.retention import batches
@@ -46,13 +47,15 @@ async def test_what_is_older_than_the_retention_is_deleted_and_memories_stay(
         batches_seen: list[int] = []
         original = batches._delete_some
 
-        def counting(*args: object) -> int:
-            deleted = original(*args)  # type: ignore[arg-type]
+        def counting(*args: Any, **kwargs: Any) -> int:
+            deleted = original(*args, **kwargs)
             batches_seen.append(deleted)
             return deleted
 
         monkeypatch.setattr(batches, "_delete_some", counting)  # type: ignore[attr-defined]
         monkeypatch.setattr(batches, "BATCH_ROWS", 2)  # type: ignore[attr-defined]
+        monkeypatch.setattr(batches, "MIN_ROWS", 2)  # type: ignore[attr-defined]
+        monkeypatch.setattr(batches, "MAX_ROWS", 2)  # type: ignore[attr-defined]
         purged = await tomo.runtime.purge.run()
         left = await counts(tomo)
         texts = [r["text"] for r in await tomo.rows("SELECT text FROM message")]
@@ -73,7 +76,7 @@ async def test_what_is_older_than_the_retention_is_deleted_and_memories_stay(
         "removal": 1,
         "memory": 1,
     }
-    assert max(batches_seen) == 2  # in batches of BATCH_ROWS, one commit each
+    assert max(batches_seen) == 2  # in batches (of 2 here), one commit each
 
 
 async def test_the_purge_runs_at_start_up_and_is_a_periodic_job(start_tomo: StartTomo) -> None:
