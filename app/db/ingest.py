@@ -134,7 +134,8 @@ def write_batch(
     keep_after: float | None = None,
 ) -> list[Outcome]:
     """Apply the deliveries in order, in the caller's transaction: one INSERT .. ON CONFLICT DO
-    NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit.
+    NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit, a
+    DELETE per deletion (app.db.removal), a row per channel or workspace taken away.
 
     A message older than `keep_after` (the retention) is not stored, nor one of a channel or
     workspace tomo was removed from (app.db.erasure): its event is acknowledged all the same."""
@@ -155,28 +156,29 @@ def write_batch(
 
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}
+    refused: set[int] = set()  # older than the retention, or of a channel taken away
     for delivery, ok in zip(batch, live, strict=True):
-        if (
-            ok
-            and isinstance(delivery.change, NewMessage)
-            and (keep_after is None or delivery.change.message.created_at >= keep_after)
-            and (closed is None or not closed(delivery.change.message))
+        if not ok or not isinstance(delivery.change, NewMessage):
+            continue
+        message = delivery.change.message
+        if (keep_after is not None and message.created_at < keep_after) or (
+            closed is not None and closed(message)
         ):
-            key = (delivery.change.message.channel, delivery.change.message.ts)
-            if key not in new_messages or delivery.change.message.app_mention:
-                new_messages[key] = delivery.change
+            refused.add(id(delivery.change))
+            continue
+        key = (message.channel, message.ts)
+        if key not in new_messages or message.app_mention:
+            new_messages[key] = delivery.change
     inserted = _store_messages(connection, list(new_messages.values())) if new_messages else set()
 
-    return [
-        (
-            APPLIED
-            if id(d.change) in noted or _apply(connection, d.change, inserted, new_messages, now)
-            else NOT_APPLIED
-        )
-        if ok
-        else DUPLICATE
-        for d, ok in zip(batch, live, strict=True)
-    ]
+    def outcome(change: Change) -> Outcome:
+        if id(change) in noted:
+            return APPLIED
+        if id(change) in refused:
+            return NOT_APPLIED
+        return APPLIED if _apply(connection, change, inserted, new_messages, now) else NOT_APPLIED
+
+    return [outcome(d.change) if ok else DUPLICATE for d, ok in zip(batch, live, strict=True)]
 
 
 def _apply(
