@@ -174,3 +174,15 @@ async def test_a_deletion_cut_short_resumes_at_the_next_start(start_tomo: StartT
         memories = await tomo.rows("SELECT * FROM memory")
     assert timers == ["C2"]
     assert c1 == [] and memories == []
+
+
+async def test_another_bots_token_revoked_changes_nothing(start_tomo: StartTomo) -> None:
+    async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
+        await tomo.message("hello", channel="C1")
+        revoked = {"type": "tokens_revoked", "tokens": {"oauth": ["U1"], "bot": ["UOTHER"]}}
+        assert (await tomo.event(revoked)).status_code == 200
+        after = await tomo.message("still here", channel="C1")
+        erasures = await tomo.rows("SELECT * FROM erasure")
+        stored = await tomo.rows("SELECT ts FROM message WHERE ts = :ts", ts=after)
+        timers = await tomo.timers("judgment")
+    assert erasures == [] and stored == [{"ts": after}] and len(timers) == 1
