@@ -112,6 +112,9 @@ SlackEvent = (
 )
 CHANNEL_GONE = frozenset({"channel_deleted", "group_deleted"})
 CHANNEL_LEFT = frozenset({"channel_left", "group_left"})
+WORKSPACE_GONE = frozenset({"app_uninstalled", "tokens_revoked"})
+# What says Slack took something away from tomo (the manifest subscribes to each).
+REMOVALS = CHANNEL_GONE | CHANNEL_LEFT | WORKSPACE_GONE
 
 
 def _string(value: Any) -> str | None:
@@ -192,7 +195,7 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
         return ChannelGone(channel=channel)
     if kind in CHANNEL_LEFT and channel:
         return ChannelLeft(channel=channel)
-    if kind in ("app_uninstalled", "tokens_revoked"):
+    if kind in WORKSPACE_GONE:
         return _workspace_gone(event, kind, team_id)
     if kind not in ("message", "app_mention"):
         return None

@@ -5,20 +5,13 @@ and the channel ones need the channels:read / groups:read scopes the manifest ha
 from __future__ import annotations
 
 from app.db.migrate import PROJECT_ROOT
+from app.slack.events import REMOVALS
 
 
 def test_the_manifest_subscribes_to_removals() -> None:
     manifest = (PROJECT_ROOT / "slack-manifest.yml").read_text()
     events = manifest.split("bot_events:\n", 1)[1].split("org_deploy_enabled", 1)[0]
     subscribed = {line.strip()[2:] for line in events.splitlines() if line.strip().startswith("- ")}
-    removals = {
-        "channel_deleted",
-        "group_deleted",
-        "channel_left",
-        "group_left",
-        "app_uninstalled",
-        "tokens_revoked",
-    }
-    assert removals <= subscribed
+    assert len(REMOVALS) == 6 and REMOVALS <= subscribed
     scopes = manifest.split("    bot:\n", 1)[1].split("settings:", 1)[0]
     assert "- channels:read" in scopes and "- groups:read" in scopes

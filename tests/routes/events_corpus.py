@@ -3,6 +3,7 @@ the cases of messages to tomo and of events that are not for it, and every case 
 
 from __future__ import annotations
 
+from app.slack.events import REMOVALS
 from tests.routes.corpus_cases import (
     THREAD,
     Case,
@@ -105,14 +106,7 @@ TO_TOMO: dict[str, Case] = {
 # acknowledged and not stored, nothing is judged or posted.
 TAKEN_AWAY: dict[str, Case] = {
     name: Case(send=(name, "message_plain"), absent=("1700000100.000100",))
-    for name in (
-        "channel_deleted",
-        "group_deleted",
-        "channel_left",
-        "group_left",
-        "app_uninstalled",
-        "tokens_revoked",
-    )
+    for name in sorted(REMOVALS)
 }
 
 CASES: dict[str, Case] = {**CONVERSATION, **NOT_PEOPLE, **TO_TOMO, **TAKEN_AWAY}
