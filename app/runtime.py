@@ -238,7 +238,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
-    await runtime.eraser.stop_timers()  # of a channel or workspace whose deletion was cut short
+    await runtime.eraser.prepare()  # a channel or workspace whose deletion was cut short
     if runtime.worker is not None:
         runtime.worker.start()
     timers = runtime.timers

@@ -85,27 +85,34 @@ class Eraser:
         self._on_workspace_gone = on_workspace_gone  # this process stops calling Slack
         self._lock = asyncio.Lock()
 
-    async def stop_timers(self) -> int:
-        """Cancel the judgment and reply timers of every channel (or workspace) being
-        erased; how many."""
+    async def prepare(self) -> int:
+        """What makes every prompt whole at once, before the long part: the timers of every
+        channel (or workspace) being erased cancelled, and its memories forgotten, as `/tomo
+        forget` does it (the workspace's too, and a memory pass under way cannot write back
+        what it read: app.memory.control). Run at start-up before anything is served, and
+        first by `run`. How many timers were cancelled."""
         async with self._engine.connect() as connection:
             records = await erasure.pending(connection)
         if not records:
             return 0
-        if any(r.scope == erasure.TEAM for r in records):
-            self._on_workspace_gone()
         everything = any(r.scope == erasure.TEAM for r in records)
+        if everything:
+            self._on_workspace_gone()
         channels = {r.target for r in records if r.scope == erasure.CHANNEL}
         cancelled = 0
         for timer in await self._timers.list():
             if timer.kind in CONVERSATION_JOBS and (everything or timer.channel in channels):
                 cancelled += bool(await self._timers.remove(timer.id))
+        for channel in sorted(channels):
+            await forget_channel(self._engine, channel=channel, user="")
+        if everything:
+            await self._recorder.write(lambda connection: connection.execute(delete(Memory)))
         return cancelled
 
     async def run(self) -> int:
         """Carry out every erasure not finished; how many were finished."""
         async with self._lock:  # one at a time in this process (others may run elsewhere)
-            await self.stop_timers()
+            await self.prepare()
             async with self._engine.connect() as connection:
                 records = await erasure.pending(connection)
             for record in records:
@@ -126,9 +133,6 @@ class Eraser:
 
     async def _channel(self, record: Erasure) -> int:
         channel = record.target
-        # Forgotten first, as `/tomo forget` does it: its memories and the workspace's go,
-        # and a memory pass under way cannot write back what it read (app.memory.control).
-        await forget_channel(self._engine, channel=channel, user="")
         for table, where in _channel_records(channel):
             await delete_in_batches(self._recorder, table, where)
         deleted = await delete_in_batches(
