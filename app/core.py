@@ -68,7 +68,7 @@ def build_core(
             timeout=settings.SLACK_TIMEOUT_SECONDS,
         )
     identity = Identity()
-    recorder = Recorder(engine)
+    recorder = Recorder(engine, keep_seconds=settings.retention_seconds)
     directory = Directory(
         slack=slack, engine=engine, recorder=recorder, history_limit=settings.CHANNEL_MESSAGES_LIMIT
     )

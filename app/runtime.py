@@ -36,6 +36,9 @@ from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
 from app.memory.refresh import MemoryService
+from app.retention.erase import Eraser
+from app.retention.guard import installed_again, unless_workspace_gone, workspace_gone
+from app.retention.purge import PURGE_SECONDS, Purge, logged
 from app.settings import Settings
 from app.slack.client import SlackClient
 
@@ -53,6 +56,8 @@ class Runtime(Core):
     on_it: OnIt = field(kw_only=True)  # the sign this process puts up around a reply job
     timer_policy: TimerPolicy = field(kw_only=True)
     intake: Intake = field(kw_only=True)
+    eraser: Eraser = field(kw_only=True)
+    purge: Purge = field(kw_only=True)
     background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
 
     @property
@@ -103,6 +108,12 @@ class Runtime(Core):
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
+    def stop_calling_slack(self) -> None:
+        """The workspace is gone: this process's check of the bot token stops."""
+        for task in list(self.background):
+            if task.get_name() == "slack-check":
+                task.cancel()
+
     async def prune_seen_events(self) -> None:
         async with self.engine.begin() as connection:
             await connection.execute(
@@ -149,6 +160,19 @@ def build_runtime(
         directory=core.directory,
         timer_policy=timer_policy,
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
+        on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
+    )
+    eraser = Eraser(
+        engine=engine,
+        recorder=core.recorder,
+        timers=timers,
+        on_workspace_gone=lambda: runtime.stop_calling_slack(),
+    )
+    purge = Purge(
+        engine=engine,
+        recorder=core.recorder,
+        eraser=eraser,
+        keep_seconds=settings.retention_seconds,
     )
     runtime = Runtime(
         **vars(core),
@@ -157,6 +181,8 @@ def build_runtime(
         on_it=on_it,
         timer_policy=timer_policy,
         intake=intake,
+        eraser=eraser,
+        purge=purge,
     )
     return runtime
 
@@ -180,8 +206,14 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
 
 async def _after_identity(runtime: Runtime) -> None:
     await runtime.directory.load_bots()
+    gone = await workspace_gone(runtime.engine)
+    if gone is not None and not await installed_again(runtime.engine, runtime.slack, gone):
+        return
     await runtime.identity.learn(runtime.slack)
-    runtime.spawn(runtime.identity.watch(runtime.slack), "slack-check")
+    runtime.spawn(
+        runtime.identity.watch(runtime.slack, stop=lambda: workspace_gone(runtime.engine)),
+        "slack-check",
+    )
     await runtime.directory.sync_channels()
 
 
@@ -205,17 +237,24 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
+    await runtime.eraser.prepare()  # a channel or workspace whose deletion was cut short
     if runtime.worker is not None:
         runtime.worker.start()
     timers = runtime.timers
     timers.every(
-        JobKind.DIRECTORY, seconds=DIRECTORY_REFRESH_SECONDS, func=runtime.directory.sync_channels
+        JobKind.DIRECTORY,
+        seconds=DIRECTORY_REFRESH_SECONDS,
+        func=unless_workspace_gone(engine, runtime.directory.sync_channels, what="directory"),
     )
     timers.every(JobKind.PRUNE, seconds=PRUNE_SECONDS, func=runtime.prune_seen_events)
     timers.every(
-        JobKind.MEMORY, seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS, func=runtime.jobs.memory
+        JobKind.MEMORY,
+        seconds=settings.MEMORY_UPDATE_INTERVAL_SECONDS,
+        func=unless_workspace_gone(engine, runtime.jobs.memory, what="memory refresh"),
     )
+    timers.every(JobKind.PURGE, seconds=PURGE_SECONDS, func=runtime.purge.run)
     await timers.start()
+    runtime.spawn(logged(runtime.purge.run, what="the start-up purge"), "purge")
     runtime.spawn(_after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:

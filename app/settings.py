@@ -72,6 +72,10 @@ class Settings(DatabaseSettings):
     AUTO_REPLY_CHANNELS: Annotated[frozenset[str], NoDecode] = frozenset()
     MEMORY_UPDATE_INTERVAL_SECONDS: float = Field(default=3600, gt=0)
     SHORT_TERM_WINDOW_HOURS: float = Field(default=24, gt=0)
+    # Stored messages (with what was read of their files), decisions, reply claims and LLM
+    # call records older than this many days are deleted (docs/data-and-privacy.md); 0 keeps
+    # them until they are deleted in Slack.
+    MESSAGE_RETENTION_DAYS: float = Field(default=30, ge=0)
     # Own-voice limits (docs/how-tomo-works.md#judgment): after tomo joins a channel's conversation
     # on its own, no other autonomous reply there for this long; and at most this many per channel
     # per 24 h (0: never join on its own). Mentions and DMs are never limited.
@@ -142,6 +146,30 @@ class Settings(DatabaseSettings):
                 "postgresql:// (or postgres://) URL"
             )
         return backend
+
+    @field_validator("MESSAGE_RETENTION_DAYS")
+    @classmethod
+    def _check_retention(cls, value: float, info: ValidationInfo) -> float:
+        if value == 0:
+            return value
+        windows = {
+            name: info.data[name]
+            for name in ("ACTIVE_CHANNEL_DAYS", "THREAD_MEMORY_DAYS")
+            if name in info.data
+        }
+        shortest = max(windows.values(), default=0.0)
+        if value < shortest:
+            raise ValueError(
+                f"must be at least ACTIVE_CHANNEL_DAYS and THREAD_MEMORY_DAYS ({shortest:g} "
+                "days: memories are written from that window), or 0 to keep messages until "
+                "they are deleted in Slack"
+            )
+        return value
+
+    @property
+    def retention_seconds(self) -> float | None:
+        """How long stored messages and records are kept; None: until deleted in Slack."""
+        return self.MESSAGE_RETENTION_DAYS * 86400.0 or None
 
     @field_validator("SLACK_API_URL")
     @classmethod

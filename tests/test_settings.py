@@ -171,3 +171,23 @@ def test_uvicorn_with_a_copied_env_file_says_which_values_are_empty(tmp_path: Pa
         " (Slack app > OAuth & Permissions)",
     ]
     assert "cp .env.example" not in result.stderr
+
+
+def test_message_retention_is_at_least_the_memory_windows_or_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir("/")
+    assert load_settings(**REQUIRED).MESSAGE_RETENTION_DAYS == 30
+    assert load_settings(**REQUIRED).retention_seconds == 30 * 86400
+    assert load_settings(**REQUIRED, MESSAGE_RETENTION_DAYS="0").retention_seconds is None
+    assert load_settings(**REQUIRED, MESSAGE_RETENTION_DAYS="7.5").MESSAGE_RETENTION_DAYS == 7.5
+    for days, extra in [
+        ("3", {}),  # below the default windows of 7 days
+        ("10", {"THREAD_MEMORY_DAYS": "14"}),
+        ("10", {"ACTIVE_CHANNEL_DAYS": "11"}),
+        ("-1", {}),
+        ("a month", {}),
+    ]:
+        with pytest.raises(SettingsError) as stopped:
+            load_settings(**REQUIRED, MESSAGE_RETENTION_DAYS=days, **extra)
+        assert "MESSAGE_RETENTION_DAYS" in str(stopped.value), (days, extra)

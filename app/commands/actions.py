@@ -32,6 +32,7 @@ from app.db.models import Memory, Message
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.memory.control import forget_channel, remembered
+from app.retention.forget import ForgottenMessages
 from app.slack.commands import SlashCommand
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ MEMORY_CHARS = {"long_term": 1500, "short_term": 800, "summary": 300}  # one mem
 MEMORY_ANSWER_CHARS = 3500  # all of them (Slack shows about 4,000 characters unfolded)
 
 Later = Callable[[], Awaitable[str | None]]
+# Deletes a channel's messages stored before a moment (app.retention.forget).
+ForgetMessages = Callable[[str, float], Awaitable[ForgottenMessages]]
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Commands:
         persona_name: str,
         auto_reply_channels: frozenset[str],
         rebuild_memories: Callable[[], Awaitable[object]],
+        forget_messages: ForgetMessages,
     ) -> None:
         self._engine = engine
         self._timers = timers
@@ -67,6 +71,7 @@ class Commands:
         self._persona = persona_name
         self._auto_reply = auto_reply_channels
         self._rebuild_memories = rebuild_memories
+        self._forget_messages = forget_messages
 
     async def language(self, command: SlashCommand) -> str:
         if is_japanese(command.text):
@@ -117,13 +122,21 @@ class Commands:
         if parsed.action is Action.MEMORY:
             return reply("memory", **await self._memory(channel))
         forgotten = await forget_channel(self._engine, channel=channel, user=user)
+        deleted = await self._forget_messages(channel, forgotten.at)
         logger.info(
-            "channel %s forgotten by %s: %d memories deleted", channel, user, forgotten.memories
+            "channel %s forgotten by %s: %d memories, %d messages (%d files) deleted",
+            channel,
+            user,
+            forgotten.memories,
+            deleted.messages,
+            deleted.files,
         )
         return reply(
             "forget_done",
             later=lambda: self._after_forget(language, forgotten.at),
             count=forgotten.memories,
+            messages=deleted.messages,
+            files=deleted.files,
         )
 
     async def _set(

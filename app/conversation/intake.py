@@ -8,6 +8,7 @@ history are fetched in the background), only the recorder's commit.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from app.context.directory import Directory
@@ -15,7 +16,15 @@ from app.conversation.routing import route_message
 from app.conversation.timer_policy import TimerPolicy
 from app.db.recorder import Change, NewMessage, Recorder
 from app.logs import log_context
-from app.slack.events import IncomingMessage, MemberJoined, SlackEvent, parse_event
+from app.slack.events import (
+    ChannelGone,
+    ChannelLeft,
+    IncomingMessage,
+    MemberJoined,
+    SlackEvent,
+    WorkspaceGone,
+    parse_event,
+)
 from app.slack.guards import shown, slack_id
 from app.slack.identity import Identity
 
@@ -31,12 +40,15 @@ class Intake:
         directory: Directory,
         timer_policy: TimerPolicy,
         auto_reply_channels: frozenset[str],
+        on_erasure: Callable[[], None] = lambda: None,
     ) -> None:
+        """`on_erasure`: a channel or the workspace was taken away (app.retention.erase)."""
         self._identity = identity
         self._recorder = recorder
         self._directory = directory
         self._timer_policy = timer_policy
         self._auto_reply_channels = auto_reply_channels
+        self._on_erasure = on_erasure
 
     async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
         """Record the event and act on it; False when it could not be recorded (Slack should
@@ -85,6 +97,11 @@ class Intake:
             elif isinstance(event, MemberJoined) and event.user_id == self._identity.user_id:
                 logger.info("joined %s; fetching its recent history", event.channel)
                 self._directory.on_bot_joined(event.channel)
+            elif isinstance(change, ChannelLeft):
+                logger.info("removed from %s: nothing more of it is stored", change.channel)
+            elif isinstance(change, ChannelGone | WorkspaceGone):
+                logger.warning("%s: deleting everything kept of it", change)
+                self._on_erasure()
         return True
 
     def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
@@ -99,6 +116,11 @@ class Intake:
                 bot_users=self._directory.bot_users,
             )
             return event, NewMessage(event, route)
-        if event is None or isinstance(event, MemberJoined):
-            return event, None
+        if isinstance(event, MemberJoined):
+            # tomo invited (back) into a channel: stored again from now on.
+            return event, event if event.user_id == self._identity.user_id else None
+        if isinstance(event, WorkspaceGone) and event.reason == "tokens_revoked":
+            mine = self._identity.user_id
+            if mine is not None and mine not in event.bot_users:
+                return event, None  # another bot's token
         return event, event

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import functools
 import operator
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Update, update
+from sqlalchemy import update
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from app.db.dialects import upsert
+from app.db.erasure import ErasureChange, closed_to, note_erasure
 from app.db.models import Message, SeenEvent
+from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
 from app.slack.files import files_json
@@ -34,7 +35,7 @@ class NewMessage:
     route: Route
 
 
-Change = NewMessage | MessageEdited | MessageDeleted | None
+Change = NewMessage | MessageEdited | MessageDeleted | ErasureChange | None
 
 
 @dataclass(frozen=True)
@@ -55,16 +56,6 @@ APPLIED = Outcome(duplicate=False, applied=True)
 NOT_APPLIED = Outcome(duplicate=False, applied=False)
 DUPLICATE = Outcome(duplicate=True, applied=False)
 REJECTED = Outcome(duplicate=False, applied=False, rejected=True)
-
-
-def mark_deleted(channel: str, stamps: Sequence[str]) -> Update:
-    """The statement that marks these messages deleted and empties their text; edited_at
-    marks the removal, so memories built from them are rebuilt."""
-    return (
-        update(Message)
-        .where(Message.channel == channel, col(Message.ts).in_(stamps))  # type: ignore[arg-type]
-        .values(deleted=True, text="", edited_at=time.time())
-    )
 
 
 def _reason(route: Route) -> str | None:
@@ -135,9 +126,19 @@ def _store_messages(connection: Connection, messages: list[NewMessage]) -> set[t
     return {(row[0], row[1]) for row in connection.execute(stored, rows)}
 
 
-def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float) -> list[Outcome]:
+def write_batch(
+    connection: Connection,
+    batch: Sequence[Delivery],
+    *,
+    now: float,
+    keep_after: float | None = None,
+) -> list[Outcome]:
     """Apply the deliveries in order, in the caller's transaction: one INSERT .. ON CONFLICT DO
-    NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit."""
+    NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit, a
+    DELETE per deletion (app.db.removal), a row per channel or workspace taken away.
+
+    A message older than `keep_after` (the retention) is not stored, nor one of a channel or
+    workspace tomo was removed from (app.db.erasure): its event is acknowledged all the same."""
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
     fresh = _store_event_ids(connection, event_ids, now) if event_ids else set()
     live: list[bool] = []
@@ -145,21 +146,39 @@ def write_batch(connection: Connection, batch: Sequence[Delivery], *, now: float
         live.append(delivery.event_id is None or delivery.event_id in fresh)
         fresh.discard(delivery.event_id or "")  # a second copy in the same batch is a duplicate
 
+    # Removals first, so a message of a channel gone in the same batch is not stored.
+    noted = {
+        id(d.change)
+        for d, ok in zip(batch, live, strict=True)
+        if ok and note_erasure(connection, d.change, now=now)
+    }
+    closed = closed_to(connection) if any(isinstance(d.change, NewMessage) for d in batch) else None
+
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}
+    refused: set[int] = set()  # older than the retention, or of a channel taken away
     for delivery, ok in zip(batch, live, strict=True):
-        if ok and isinstance(delivery.change, NewMessage):
-            key = (delivery.change.message.channel, delivery.change.message.ts)
-            if key not in new_messages or delivery.change.message.app_mention:
-                new_messages[key] = delivery.change
+        if not ok or not isinstance(delivery.change, NewMessage):
+            continue
+        message = delivery.change.message
+        if (keep_after is not None and message.created_at < keep_after) or (
+            closed is not None and closed(message)
+        ):
+            refused.add(id(delivery.change))
+            continue
+        key = (message.channel, message.ts)
+        if key not in new_messages or message.app_mention:
+            new_messages[key] = delivery.change
     inserted = _store_messages(connection, list(new_messages.values())) if new_messages else set()
 
-    return [
-        (APPLIED if _apply(connection, d.change, inserted, new_messages) else NOT_APPLIED)
-        if ok
-        else DUPLICATE
-        for d, ok in zip(batch, live, strict=True)
-    ]
+    def outcome(change: Change) -> Outcome:
+        if id(change) in noted:
+            return APPLIED
+        if id(change) in refused:
+            return NOT_APPLIED
+        return APPLIED if _apply(connection, change, inserted, new_messages, now) else NOT_APPLIED
+
+    return [outcome(d.change) if ok else DUPLICATE for d, ok in zip(batch, live, strict=True)]
 
 
 def _apply(
@@ -167,6 +186,7 @@ def _apply(
     change: Change,
     inserted: set[tuple[str, str]],
     stored: dict[tuple[str, str], NewMessage],
+    now: float,
 ) -> bool:
     if isinstance(change, NewMessage):
         key = (change.message.channel, change.message.ts)
@@ -201,6 +221,5 @@ def _apply(
         )
         return bool(result.rowcount)
     if isinstance(change, MessageDeleted):
-        result = connection.execute(mark_deleted(change.channel, [change.ts]))
-        return bool(result.rowcount)
-    return True
+        return bool(remove_messages(connection, change.channel, [change.ts], now=now))
+    return change is None

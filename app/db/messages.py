@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlmodel import col
 
 from app.db.dialects import upsert
-from app.db.ingest import mark_deleted, message_row
+from app.db.ingest import message_row
 from app.db.isolation import storable
 from app.db.models import Message
+from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
 from app.slack.events import IncomingMessage, MessageDeleted
 
@@ -19,7 +21,7 @@ async def store_messages(
     connection: AsyncConnection, messages: Sequence[IncomingMessage | MessageDeleted]
 ) -> None:
     """Insert the messages not yet stored (recorded only, they trigger nothing) and refresh
-    the text of those that are, unless they were deleted; mark deleted those Slack shows as
+    the text of those that are, unless they were deleted; delete those Slack shows as
     deleted (a thread parent's tombstone)."""
     live = [m for m in messages if isinstance(m, IncomingMessage)]
     gone: dict[str, list[str]] = {}
@@ -42,6 +44,6 @@ async def store_messages(
             where=(Message.deleted == False) & (Message.text != statement.excluded.text),  # type: ignore[arg-type]  # noqa: E712
         )
         await connection.execute(statement, rows)
+    now = time.time()
     for channel, stamps in gone.items():
-        live_only = col(Message.deleted) == False  # noqa: E712
-        await connection.execute(mark_deleted(channel, stamps).where(live_only))
+        await connection.run_sync(partial(remove_messages, channel=channel, stamps=stamps, now=now))

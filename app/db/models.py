@@ -190,3 +190,29 @@ class LLMCall(SQLModel, table=True):
     cost_usd: float | None = None
     success: bool = True
     error: str | None = None
+
+
+class Removal(SQLModel, table=True):
+    """A message Slack deleted, whose row is gone: only where and when, never what it said,
+    so the memories built from it are written again without it (app.memory.sources)."""
+
+    __table_args__ = (Index("ix_removal_created", "created_at"),)
+
+    channel: str = Field(primary_key=True, max_length=32)
+    ts: str = Field(primary_key=True, max_length=32)
+    thread_ts: str = Field(default=TOP_LEVEL, max_length=32)
+    created_at: float = 0.0  # the deleted message's Slack time (the retention goes by it)
+    removed_at: float = 0.0
+
+
+class Erasure(SQLModel, table=True):
+    """What Slack took away from tomo (docs/data-and-privacy.md): a channel deleted or left,
+    the app uninstalled. While a row is here nothing of its channel (scope "channel") or of
+    the workspace (scope "team") is stored; a deletion under way (done_at unset) is carried
+    on by app.db.erasure, after a restart too."""
+
+    scope: str = Field(primary_key=True, max_length=16)  # channel, team
+    target: str = Field(primary_key=True, max_length=32)  # the channel id, or the team id
+    reason: str = Field(max_length=24)  # deleted, left, app_uninstalled, tokens_revoked
+    requested_at: float = 0.0
+    done_at: float | None = None  # everything deleted (never set for "left")

@@ -43,8 +43,10 @@ class _Item:
 
 
 class Recorder:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, *, keep_seconds: float | None = None) -> None:
+        """`keep_seconds`: a message older than this (MESSAGE_RETENTION_DAYS) is not stored."""
         self._engine = engine
+        self._keep_seconds = keep_seconds
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._sqlite: Engine | None = None
@@ -161,7 +163,10 @@ class Recorder:
 
     async def _write(self, batch: list[Delivery]) -> list[Outcome]:
         now = time.time()
-        return await self.write(lambda connection: write_batch(connection, batch, now=now))
+        keep_after = None if self._keep_seconds is None else now - self._keep_seconds
+        return await self.write(
+            lambda connection: write_batch(connection, batch, now=now, keep_after=keep_after)
+        )
 
     def _transaction(self, work: Callable[[Connection], T]) -> T:
         assert self._sqlite is not None

@@ -16,6 +16,7 @@ class JobKind(StrEnum):
     MEMORY = "memory"  # refresh the memories (periodic)
     DIRECTORY = "directory"  # refresh the channels tomo is in (periodic)
     PRUNE = "prune"  # forget old event ids (periodic)
+    PURGE = "purge"  # delete what is older than the retention (periodic)
     STALLED = "stalled"  # run again what a dead instance left running (periodic, Procrastinate)
 
 

@@ -36,7 +36,7 @@ class Forgotten:
     memories: int  # channel memories and thread summaries deleted
 
 
-def _of_channel(channel: str) -> ColumnElement[bool]:
+def of_channel(channel: str) -> ColumnElement[bool]:
     return or_(
         (col(Memory.scope) == "channel") & (col(Memory.scope_id) == channel),
         (col(Memory.scope) == "thread")
@@ -73,7 +73,7 @@ async def forget_channel(
     async with engine.begin() as connection:
         await take_turns(connection)
         await connection.execute(record)
-        deleted = await connection.execute(delete(Memory).where(_of_channel(channel)))
+        deleted = await connection.execute(delete(Memory).where(of_channel(channel)))
         await connection.execute(delete(Memory).where(col(Memory.scope) == "workspace"))
     return Forgotten(channel=channel, at=moment, memories=int(deleted.rowcount or 0))
 
@@ -111,7 +111,7 @@ async def remembered(connection: AsyncConnection, channel: str) -> list[Memory]:
     first."""
     rows = await connection.execute(
         select(Memory.__table__)  # type: ignore[attr-defined]
-        .where(_of_channel(channel))
+        .where(of_channel(channel))
         .order_by(col(Memory.scope), col(Memory.source_ts).desc())
         .limit(THREAD_SUMMARY_LIMIT + 2)
     )

@@ -18,7 +18,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import load_people
 from app.context.chat import author_id, to_chat
-from app.db.models import Channel, ChannelControl, Message
+from app.db.models import Channel, ChannelControl, Message, Removal
 from app.domain import ChatMessage, SharedFile
 from app.slack.files import files_from_json
 from app.slack.identity import Me
@@ -36,7 +36,7 @@ class Activity:
 
     newest_ts: str | None  # None: nothing in the window
     last_edit: float  # newest edited_at of a live message, 0 when none
-    last_removal: float  # newest edited_at of a deleted message, 0 when none
+    last_removal: float  # when the newest removal (a message deleted) was, 0 when none
 
 
 def conversational() -> ColumnElement[bool]:
@@ -65,9 +65,22 @@ def _not_future() -> ColumnElement[bool]:
     return col(Message.created_at) <= time.time() + MAX_FUTURE_SECONDS
 
 
-def _edit(live: bool) -> ColumnElement[float]:
-    deleted = col(Message.deleted).is_(not live)
-    return func.coalesce(func.max(case((deleted, col(Message.edited_at)))), 0.0)
+def _edit() -> ColumnElement[float]:
+    live = col(Message.deleted).is_(False)
+    return func.coalesce(func.max(case((live, col(Message.edited_at)))), 0.0)
+
+
+async def _removals(session: AsyncSession, *, since: float, threads: bool) -> dict[Any, float]:
+    """When messages written since `since` were last deleted (app.db.removal): per channel,
+    or per (channel, thread_ts) of thread replies."""
+    keys = [col(Removal.channel), col(Removal.thread_ts)] if threads else [col(Removal.channel)]
+    statement = select_columns(*keys, func.max(col(Removal.removed_at))).where(
+        col(Removal.created_at) >= since
+    )
+    if threads:
+        statement = statement.where(col(Removal.thread_ts) != "")
+    rows = await (await session.connection()).execute(statement.group_by(*keys))
+    return {(tuple(row[:-1]) if threads else row[0]): float(row[-1]) for row in rows.all()}
 
 
 async def channel_activity(
@@ -77,16 +90,19 @@ async def channel_activity(
     created, ts = col(Message.created_at), col(Message.ts)
     newest_active = func.max(case((and_(_live(), created >= active_since), ts)))
     newest_short = func.max(case((and_(_live(), created >= short_since), ts)))
+    since = min(active_since, short_since)
     rows = await (await session.connection()).execute(
         _with_forget_records(
-            select_columns(
-                col(Message.channel), newest_active, newest_short, _edit(True), _edit(False)
-            ).where(created >= min(active_since, short_since), _not_future())
+            select_columns(col(Message.channel), newest_active, newest_short, _edit()).where(
+                created >= since, _not_future()
+            )
         ).group_by(col(Message.channel))
     )
+    removals = await _removals(session, since=since, threads=False)
     active: dict[str, Activity] = {}
     short: dict[str, Activity] = {}
-    for channel, newest, newest_recent, last_edit, last_removal in rows.all():
+    for channel, newest, newest_recent, last_edit in rows.all():
+        last_removal = removals.get(channel, 0.0)
         if newest:
             active[channel] = Activity(newest, float(last_edit), float(last_removal))
         if newest_recent:
@@ -105,13 +121,13 @@ async def thread_activity(
                 channel,
                 thread_ts,
                 func.max(case((_live(), col(Message.ts)))),
-                _edit(True),
-                _edit(False),
+                _edit(),
             ).where(thread_ts != "", col(Message.created_at) >= since, _not_future())
         ).group_by(channel, thread_ts)
     )
+    removals = await _removals(session, since=since, threads=True)
     return {
-        (row[0], row[1]): Activity(row[2], float(row[3]), float(row[4]))
+        (row[0], row[1]): Activity(row[2], float(row[3]), removals.get((row[0], row[1]), 0.0))
         for row in rows.all()
         if row[2]
     }

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from app.commands.actions import Answer, Commands
 from app.commands.answers import say
 from app.logs import log_context
+from app.retention.forget import forget_messages
 from app.routes.events import Disconnected, read_limited
 from app.runtime import Runtime
 from app.slack.commands import SlashCommand, parse_command
@@ -42,6 +43,9 @@ def commands(runtime: Runtime) -> Commands:
         persona_name=runtime.settings.PERSONA_NAME,
         auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
         rebuild_memories=lambda: runtime.jobs.memory(wait=True),
+        forget_messages=lambda channel, before: forget_messages(
+            runtime.recorder, channel=channel, before=before
+        ),
     )
 
 

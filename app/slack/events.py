@@ -75,7 +75,46 @@ class MemberJoined:
     user_id: str
 
 
-SlackEvent = IncomingMessage | MessageEdited | MessageDeleted | MemberJoined
+@dataclass(frozen=True)
+class ChannelGone:
+    """A channel deleted in Slack (`channel_deleted`, `group_deleted`): everything tomo kept
+    of it goes."""
+
+    channel: str
+
+
+@dataclass(frozen=True)
+class ChannelLeft:
+    """tomo removed from a channel (`channel_left`, `group_left`): nothing more of it is
+    stored; what was kept goes with the retention."""
+
+    channel: str
+
+
+@dataclass(frozen=True)
+class WorkspaceGone:
+    """The app uninstalled (`app_uninstalled`) or its bot token revoked (`tokens_revoked`
+    naming bot users): tomo stops and deletes everything it kept of the workspace."""
+
+    team_id: str
+    reason: str  # app_uninstalled, tokens_revoked
+    bot_users: tuple[str, ...] = ()  # tokens_revoked: whose bot tokens
+
+
+SlackEvent = (
+    IncomingMessage
+    | MessageEdited
+    | MessageDeleted
+    | MemberJoined
+    | ChannelGone
+    | ChannelLeft
+    | WorkspaceGone
+)
+CHANNEL_GONE = frozenset({"channel_deleted", "group_deleted"})
+CHANNEL_LEFT = frozenset({"channel_left", "group_left"})
+WORKSPACE_GONE = frozenset({"app_uninstalled", "tokens_revoked"})
+# What says Slack took something away from tomo (the manifest subscribes to each).
+REMOVALS = CHANNEL_GONE | CHANNEL_LEFT | WORKSPACE_GONE
 
 
 def _string(value: Any) -> str | None:
@@ -152,6 +191,12 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     team_id = team_id if slack_id(team_id) else ""
     if kind == "member_joined_channel" and channel and slack_id(event.get("user")):
         return MemberJoined(channel=channel, user_id=str(event["user"]))
+    if kind in CHANNEL_GONE and channel:
+        return ChannelGone(channel=channel)
+    if kind in CHANNEL_LEFT and channel:
+        return ChannelLeft(channel=channel)
+    if kind in WORKSPACE_GONE:
+        return _workspace_gone(event, kind, team_id)
     if kind not in ("message", "app_mention"):
         return None
     if not channel:
@@ -175,6 +220,17 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
         channel_type=_string(event.get("channel_type")),
         app_mention=kind == "app_mention",
     )
+
+
+def _workspace_gone(event: dict[str, Any], kind: str, team_id: str) -> WorkspaceGone | None:
+    """`app_uninstalled`, or `tokens_revoked` when bot tokens are among those revoked (a
+    person's own token revoked leaves tomo's bot token working)."""
+    if kind == "app_uninstalled":
+        return WorkspaceGone(team_id=team_id, reason=kind)
+    tokens = event.get("tokens")
+    bots = tokens.get("bot") if isinstance(tokens, dict) else None
+    users = tuple(u for u in bots if slack_id(u)) if isinstance(bots, list) else ()
+    return WorkspaceGone(team_id=team_id, reason=kind, bot_users=users) if users else None
 
 
 def _edited_ts(message: dict[str, Any]) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +37,10 @@ AUTH_ERRORS = frozenset(
 MAX_BACKOFF_SECONDS = 60.0  # an unreachable Slack: 1, 2, 4 ... 60 s between tries
 AUTH_RETRY_SECONDS = 300.0  # a refused token: a try every 5 minutes, in case it was fixed
 CHECK_SECONDS = 900.0  # once known, the token is checked again this often (revoked meanwhile?)
+
+
+# Whether to stop calling Slack (anything true: the workspace is gone).
+Stop = Callable[[], Awaitable[object]]
 
 
 class Authored(Protocol):
@@ -112,12 +117,17 @@ class Identity:
     def me(self) -> Me:
         return Me(user_id=self.user_id, bot_id=self.bot_id)
 
-    async def learn(self, slack: SlackClient, *, first_delay: float = 1.0) -> None:
+    async def learn(
+        self, slack: SlackClient, *, first_delay: float = 1.0, stop: Stop | None = None
+    ) -> None:
         """Call auth.test until it succeeds: an unreachable Slack is retried with a backoff up
         to a minute, a refused token every `auth_retry_seconds` (logged once, as an ERROR
-        saying what to do)."""
+        saying what to do); given up when `stop` says so (the app was uninstalled)."""
         delay = first_delay
         while True:
+            if stop is not None and await stop():
+                logger.info("auth.test no longer tried: the workspace is gone")
+                return
             try:
                 bot = await slack.auth_test()
             except SlackError as error:
@@ -158,12 +168,16 @@ class Identity:
             )
             return
 
-    async def watch(self, slack: SlackClient) -> None:
+    async def watch(self, slack: SlackClient, *, stop: Stop | None = None) -> None:
         """Once known, check the token every `check_seconds`: one revoked meanwhile, or a Slack
-        gone, shows in /healthz (and is retried as at start-up until Slack takes it again)."""
+        gone, shows in /healthz (and is retried as at start-up until Slack takes it again);
+        until `stop` says the workspace is gone."""
         while True:
             await asyncio.sleep(self.check_seconds)
-            await self.learn(slack)
+            if stop is not None and await stop():
+                logger.info("the bot token is no longer checked: the workspace is gone")
+                return
+            await self.learn(slack, stop=stop)
 
     def _refused(self, error: SlackError) -> None:
         if (self.slack, self.slack_error) != (UNAUTHORIZED, error.error):

@@ -157,7 +157,7 @@ async def test_a_top_level_mention_needs_no_history_call(
     assert len(turns_of(model.last_request)) == 1
 
 
-async def test_a_parent_deleted_while_tomo_missed_the_event_is_marked_deleted_at_refresh(
+async def test_a_parent_deleted_while_tomo_missed_the_event_is_deleted_at_refresh(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
     # tomo stored the parent from its event; the deletion's event never reached it. The
@@ -171,12 +171,11 @@ async def test_a_parent_deleted_while_tomo_missed_the_event_is_marked_deleted_at
         slack.delete_parent("C1", parent)
         await mention_in(tomo, parent)
         (post,) = await slack.wait_for_posts(1, timeout=4)
-        (row,) = await tomo.rows(
-            "SELECT deleted, text, edited_at FROM message WHERE ts = :ts", ts=parent
-        )
+        rows = await tomo.rows("SELECT text FROM message WHERE ts = :ts", ts=parent)
+        (removal,) = await tomo.rows("SELECT removed_at FROM removal WHERE ts = :ts", ts=parent)
     assert post["thread_ts"] == parent
-    assert row["deleted"] and row["text"] == ""
-    assert row["edited_at"] >= started  # the removal is news for the channel's memories
+    assert rows == []  # deleted, not only hidden
+    assert removal["removed_at"] >= started  # the removal is news for the channel's memories
     prompt = "\n".join(str(m["content"]) for m in model.last_request["messages"])
     assert "secret plan" not in prompt and "This message was deleted." not in prompt
     assert "count me in" in prompt

@@ -42,6 +42,8 @@ TABLES = {
     "llm_call",
     "channel_control",
     "on_it",
+    "removal",
+    "erasure",
 }
 
 
@@ -143,7 +145,8 @@ def _upgrade_to(revision: str) -> Any:
 async def test_0003_classifies_the_messages_stored_before_it(database_url: str) -> None:
     """Rows stored before message kinds existed: system subtypes become system rows (a hidden
     message_replied stored as a message among them), tombstones from thread history become
-    deleted rows, and conversation stays conversation."""
+    deleted rows, and conversation stays conversation. At head (0013) a deleted row is
+    deleted, its removal noted (ts and times only)."""
     engine = create_engine(database_url)
     try:
         async with engine.begin() as connection:
@@ -171,6 +174,7 @@ async def test_0003_classifies_the_messages_stored_before_it(database_url: str) 
                     text("SELECT ts, kind, deleted, text FROM message ORDER BY ts")
                 )
             ).all()
+            removals = (await connection.execute(text("SELECT channel, ts FROM removal"))).all()
     finally:
         await engine.dispose()
     assert [(r[0], r[1], bool(r[2]), r[3]) for r in rows] == [
@@ -178,9 +182,9 @@ async def test_0003_classifies_the_messages_stored_before_it(database_url: str) 
         ("1.000002", "conversational", False, "build passed"),
         ("1.000003", "system", False, "<@U2> has joined the channel"),
         ("1.000004", "system", False, ""),
-        ("1.000005", "system", True, ""),
         ("1.000006", "conversational", False, "also in the channel"),
     ]
+    assert [tuple(r) for r in removals] == [("C1", "1.000005")]
 
 
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="several instances share PostgreSQL")

@@ -305,7 +305,10 @@ async def test_an_edit_is_folded_in_and_a_deletion_leaves_the_memories(
         deleted = {"type": "message", "subtype": "message_deleted", "channel": "C2"}
         deleted |= {"deleted_ts": secret, "previous_message": {"ts": secret}}
         assert (await tomo.event(deleted)).status_code == 200
-        await wait_for(lambda: _count(tomo, "SELECT count(*) AS n FROM message WHERE deleted", 1))
+        # The row is deleted (not only hidden), its removal noted without its text.
+        await wait_for(lambda: _count(tomo, "SELECT count(*) AS n FROM removal", 1))
+        gone = await tomo.rows("SELECT count(*) AS n FROM message WHERE ts = :ts", ts=secret)
+        assert gone == [{"n": 0}]
         after_delete = await tomo.runtime.memory.run()
         delete_requests = model.requests[middle:]
         memories = await stored(tomo)

@@ -24,7 +24,8 @@ THREAD = "1700000010.000100"  # the thread of app_mention_in_thread, known to Sl
 
 @dataclass(frozen=True)
 class Row:
-    """The stored message at `ts` (None: there must be none)."""
+    """The stored message at `ts` (None: there must be none; deleted: it was, and its row is
+    gone)."""
 
     ts: str
     channel: str = "C1"

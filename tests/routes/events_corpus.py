@@ -3,6 +3,7 @@ the cases of messages to tomo and of events that are not for it, and every case 
 
 from __future__ import annotations
 
+from app.slack.events import REMOVALS
 from tests.routes.corpus_cases import (
     THREAD,
     Case,
@@ -101,4 +102,11 @@ TO_TOMO: dict[str, Case] = {
     "app_home_opened": Case(send=("app_home_opened",)),
 }
 
-CASES: dict[str, Case] = {**CONVERSATION, **NOT_PEOPLE, **TO_TOMO}
+# Slack took something away (docs/data-and-privacy.md): a message arriving after it is
+# acknowledged and not stored, nothing is judged or posted.
+TAKEN_AWAY: dict[str, Case] = {
+    name: Case(send=(name, "message_plain"), absent=("1700000100.000100",))
+    for name in sorted(REMOVALS)
+}
+
+CASES: dict[str, Case] = {**CONVERSATION, **NOT_PEOPLE, **TO_TOMO, **TAKEN_AWAY}

@@ -140,10 +140,11 @@ async def test_edits_and_deletes(start_tomo: StartTomo) -> None:
         assert (await tomo.event(edit)).status_code == 200
         assert (await tomo.event(delete)).status_code == 200
         rows = {r["ts"]: r for r in await tomo.rows("SELECT * FROM message")}
+        removals = await tomo.rows("SELECT ts FROM removal")
     assert rows[ts]["text"] == "second version" and rows[ts]["edited_at"] is not None
-    assert rows[gone]["deleted"] and rows[gone]["text"] == ""
-    assert rows[gone]["edited_at"] is not None  # the change is dated, for the memory job
-    assert len(rows) == 2  # the edit and delete events are not messages of their own
+    assert gone not in rows  # deleted, not only hidden
+    assert removals == [{"ts": gone}]  # only where it was, dated for the memory job
+    assert len(rows) == 1  # the edit and delete events are not messages of their own
 
 
 async def test_redelivery_and_retries_are_not_processed_twice(start_tomo: StartTomo) -> None:

@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 
 from app.slack.events import (
+    ChannelGone,
+    ChannelLeft,
     IncomingMessage,
     MessageDeleted,
     MessageEdited,
+    WorkspaceGone,
     bot_authorization,
     history_message,
     parse_event,
@@ -120,3 +123,40 @@ def test_history_reads_a_tombstone_as_a_deleted_parent() -> None:
 def test_every_fixture_parses_without_error() -> None:
     for path in FIXTURES.glob("*.json"):
         parse_event(json.loads(path.read_text()))
+
+
+# What Slack took away (docs/data-and-privacy.md), read from the fixtures' shapes.
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "slack"
+
+
+def _fixture(name: str) -> dict[str, Any]:
+    body = json.loads((FIXTURES / f"{name}.json").read_text())
+    assert isinstance(body, dict)
+    return body
+
+
+def test_channels_deleted_and_left_and_the_workspace_gone_are_read() -> None:
+    assert parse_event(_fixture("channel_deleted")) == ChannelGone("C1")
+    assert parse_event(_fixture("group_deleted")) == ChannelGone("C1")
+    assert parse_event(_fixture("channel_left")) == ChannelLeft("C1")
+    assert parse_event(_fixture("group_left")) == ChannelLeft("C1")
+    assert parse_event(_fixture("app_uninstalled")) == WorkspaceGone("T0001", "app_uninstalled")
+    assert parse_event(_fixture("tokens_revoked")) == WorkspaceGone(
+        "T0001", "tokens_revoked", bot_users=("UBOT",)
+    )
+
+
+@pytest.mark.parametrize(
+    "tokens", [{"oauth": ["U1"]}, {"oauth": ["U1"], "bot": []}, {"bot": "UBOT"}, None, []]
+)
+def test_a_persons_token_revoked_leaves_the_workspace_alone(tokens: Any) -> None:
+    envelope = _fixture("tokens_revoked")
+    envelope["event"]["tokens"] = tokens
+    assert parse_event(envelope) is None
+
+
+@pytest.mark.parametrize("channel", [None, "", 7, "not an id", {"id": "C1"}])
+def test_a_channel_event_without_a_channel_id_asks_for_nothing(channel: Any) -> None:
+    envelope = _fixture("channel_deleted")
+    envelope["event"]["channel"] = channel
+    assert parse_event(envelope) is None

@@ -1,0 +1,125 @@
+"""What Slack took away from tomo, recorded with the event that says so (on the ack path).
+
+A channel deleted (`channel_deleted`, `group_deleted`) or left (`channel_left`, `group_left`),
+or the app uninstalled / its bot token revoked: an `erasure` row, written in the same commit
+as the event id, so it survives any restart. While the row is there nothing more of the
+channel (or of the workspace) is stored; the deletion itself is app.retention.erase's work,
+off the ack path. tomo invited back into a channel it left removes that channel's row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import delete, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlmodel import col
+
+from app.db.dialects import upsert
+from app.db.models import Erasure
+from app.slack.events import (
+    ChannelGone,
+    ChannelLeft,
+    IncomingMessage,
+    MemberJoined,
+    WorkspaceGone,
+)
+
+CHANNEL, TEAM = "channel", "team"
+DELETED, LEFT = "deleted", "left"
+
+# The changes an event asks of the erasure records; a MemberJoined here is tomo's own.
+ErasureChange = ChannelGone | ChannelLeft | WorkspaceGone | MemberJoined
+
+
+def note_erasure(connection: Connection, change: object, *, now: float) -> bool:
+    """Record what `change` says was taken away (False when it is no such change)."""
+    dialect = connection.dialect.name
+    if isinstance(change, ChannelGone):
+        statement = upsert(dialect, Erasure).values(
+            scope=CHANNEL, target=change.channel, reason=DELETED, requested_at=now
+        )
+        connection.execute(
+            statement.on_conflict_do_update(
+                index_elements=["scope", "target"],
+                set_={"reason": DELETED, "requested_at": now, "done_at": None},
+            )
+        )
+        return True
+    if isinstance(change, ChannelLeft):
+        # A channel already deleted stays so; one left twice keeps its first time.
+        connection.execute(
+            upsert(dialect, Erasure)
+            .values(scope=CHANNEL, target=change.channel, reason=LEFT, requested_at=now)
+            .on_conflict_do_nothing()
+        )
+        return True
+    if isinstance(change, WorkspaceGone):
+        connection.execute(
+            upsert(dialect, Erasure)
+            .values(scope=TEAM, target=change.team_id, reason=change.reason, requested_at=now)
+            .on_conflict_do_nothing()
+        )
+        return True
+    if isinstance(change, MemberJoined):
+        connection.execute(
+            delete(Erasure).where(
+                col(Erasure.scope) == CHANNEL,
+                col(Erasure.target) == change.channel,
+                col(Erasure.reason) == LEFT,
+            )
+        )
+        return True
+    return False
+
+
+def closed_to(connection: Connection) -> Callable[[IncomingMessage], bool] | None:
+    """Whether a message may no longer be stored (its channel or the workspace was taken
+    away), or None when nothing was: the usual case, one read of an empty table."""
+    rows = connection.exec_driver_sql("SELECT scope, target FROM erasure").all()
+    if not rows:
+        return None
+    if any(scope == TEAM for scope, _ in rows):
+        return lambda message: True
+    channels = {target for scope, target in rows if scope == CHANNEL}
+    return lambda message: message.channel in channels
+
+
+async def pending(connection: AsyncConnection) -> list[Erasure]:
+    """The deletions not finished (a channel deleted, the workspace gone), oldest first."""
+    rows = await connection.execute(
+        select(Erasure.__table__)  # type: ignore[attr-defined]
+        .where(col(Erasure.reason) != LEFT, col(Erasure.done_at).is_(None))
+        .order_by(col(Erasure.requested_at))
+    )
+    return [Erasure.model_validate(dict(row)) for row in rows.mappings().all()]
+
+
+async def left_before(connection: AsyncConnection, moment: float) -> list[str]:
+    """The channels tomo was removed from before `moment` (and not invited back since)."""
+    rows = await connection.execute(
+        select(col(Erasure.target)).where(
+            col(Erasure.scope) == CHANNEL,
+            col(Erasure.reason) == LEFT,
+            col(Erasure.requested_at) < moment,
+        )
+    )
+    return list(rows.scalars())
+
+
+async def workspace_gone(connection: AsyncConnection) -> str | None:
+    """Why tomo's workspace is gone (app_uninstalled, tokens_revoked), or None."""
+    rows = await connection.execute(
+        select(col(Erasure.reason)).where(col(Erasure.scope) == TEAM).limit(1)
+    )
+    return rows.scalar_one_or_none()
+
+
+async def welcome_back(connection: AsyncConnection) -> int:
+    """The bot token works again (the app was installed anew): the workspace is tomo's
+    again. Only a finished deletion is lifted; one under way goes on first."""
+    result = await connection.execute(
+        delete(Erasure).where(col(Erasure.scope) == TEAM, col(Erasure.done_at).is_not(None))
+    )
+    return int(result.rowcount or 0)

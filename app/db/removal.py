@@ -1,0 +1,41 @@
+"""A message Slack deleted is deleted here too: its row goes, with what was read of its files.
+
+What stays is a `removal` row (channel, ts, thread, times; never what the message said), so the
+memory job sees that a memory was written from a message that is gone and writes it again
+without it (app.memory.sources). Removals go with the retention like the messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete
+from sqlalchemy.engine import Connection
+from sqlmodel import col
+
+from app.db.dialects import upsert
+from app.db.models import Message, Removal
+
+
+def remove_messages(
+    connection: Connection, channel: str, stamps: Sequence[str], *, now: float
+) -> int:
+    """Delete these messages of `channel` and note their removal, in the caller's
+    transaction; how many there were."""
+    gone = connection.execute(
+        delete(Message)
+        .where(col(Message.channel) == channel, col(Message.ts).in_(list(stamps)))
+        .returning(col(Message.ts), col(Message.thread_ts), col(Message.created_at))
+    ).all()
+    if gone:
+        rows = [
+            {
+                "channel": channel,
+                "ts": ts,
+                "thread_ts": thread_ts,
+                "created_at": created_at,
+                "removed_at": now,
+            }
+            for ts, thread_ts, created_at in gone
+        ]
+        connection.execute(upsert(connection.dialect.name, Removal).on_conflict_do_nothing(), rows)
+    return len(gone)
