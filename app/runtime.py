@@ -22,6 +22,7 @@ from app.conversation import claims
 from app.conversation.intake import Intake
 from app.conversation.judgment import JudgmentService
 from app.conversation.on_it import OnIt
+from app.conversation.participation import Participation
 from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
@@ -95,6 +96,7 @@ class Runtime(Core):
                 session,
                 self.timer_policy,
                 min_wait=self.settings.MIN_WAIT_SECONDS,
+                follow_up_wait=self.settings.FOLLOW_UP_WAIT_SECONDS,
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
                 replying=await self.timers.replies_running(),
             )
@@ -143,12 +145,14 @@ def build_runtime(
         reply=on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it),
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
+        follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
     )
     intake = Intake(
         identity=core.identity,
         recorder=core.recorder,
         directory=core.directory,
         timer_policy=timer_policy,
+        participation=Participation(engine=engine, window=settings.FOLLOW_UP_WINDOW_SECONDS),
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
     )
     runtime = Runtime(

@@ -8,9 +8,11 @@ history are fetched in the background), only the recorder's commit.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from app.context.directory import Directory
+from app.conversation.participation import Participation
 from app.conversation.routing import route_message
 from app.conversation.timer_policy import TimerPolicy
 from app.db.recorder import Change, NewMessage, Recorder
@@ -30,12 +32,14 @@ class Intake:
         recorder: Recorder,
         directory: Directory,
         timer_policy: TimerPolicy,
+        participation: Participation,
         auto_reply_channels: frozenset[str],
     ) -> None:
         self._identity = identity
         self._recorder = recorder
         self._directory = directory
         self._timer_policy = timer_policy
+        self._participation = participation
         self._auto_reply_channels = auto_reply_channels
 
     async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
@@ -57,6 +61,7 @@ class Intake:
                 logger.info("event for %s acknowledged and ignored", foreign)
             return True
         if isinstance(change, NewMessage):
+            change = await self._follow_up(change)
             context = log_context(
                 event_id=event_id,
                 channel=change.message.channel,
@@ -86,6 +91,23 @@ class Intake:
                 logger.info("joined %s; fetching its recent history", event.channel)
                 self._directory.on_bot_joined(event.channel)
         return True
+
+    async def _follow_up(self, change: NewMessage) -> NewMessage:
+        """A message to be judged, or a follow-up in a conversation tomo takes part in."""
+        message = change.message
+        try:
+            route = await self._participation.route(
+                change.route,
+                channel=message.channel,
+                author=message.user_id,
+                user_id=self._identity.user_id,
+                bot_id=self._identity.bot_id,
+                now=time.time(),
+            )
+        except Exception:  # the database failed: recording it will tell
+            logger.exception("could not tell whether tomo takes part in this conversation")
+            return change
+        return change if route is change.route else NewMessage(message, route)
 
     def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
         """The event, and the change it asks of the database."""

@@ -6,7 +6,8 @@ conversation on its own, checked before any LLM call and again just before a rep
 - AUTONOMOUS_COOLDOWN_SECONDS since tomo last joined the channel on its own.
 - MAX_AUTONOMOUS_REPLIES_PER_DAY autonomous replies per channel per 24 h (0: never).
 
-Mentions and DMs are never limited. An autonomous reply is a reply a judgment decided on
+Mentions and DMs are never limited; follow-ups only by the mode, in conversations tomo joined
+on its own (app.conversation.participation). An autonomous reply is a reply a judgment decided on
 (`reply.reason = "judgment"`); one counts from its claim unless it failed before anything was
 posted. A reply the limits stop is recorded as `withheld`, so it is never owed again (a restart
 does not bring it back once the limit has passed).
@@ -28,6 +29,7 @@ from sqlmodel import col
 
 from app.conversation.channel_modes import ChannelMode, Mode, read_mode
 from app.conversation.claims import FAILED, OWED, insert_guard
+from app.conversation.participation import asked
 from app.db.models import Reply
 from app.domain import ReplyReason
 from app.prompts import format_time
@@ -92,6 +94,16 @@ class OwnVoice:
     ) -> ChannelMode:
         async with self._connected(connection) as reading:
             return await read_mode(reading, channel, now=now)
+
+    async def follow_up_limit(self, channel: str, *, thread_ts: str) -> str | None:
+        """Why a follow-up may not be answered: the channel is held back and tomo joined
+        this conversation on its own (no mention or DM asked for it there), or None. The
+        cooldown and the daily cap never apply to follow-ups."""
+        async with self._engine.connect() as connection:
+            held = mode_limit(await read_mode(connection, channel))
+            if held is None or await asked(connection, channel=channel, thread_ts=thread_ts):
+                return None
+        return f"{held}; tomo joined this conversation on its own"
 
     async def activity(
         self, channel: str, *, now: float | None = None, connection: AsyncConnection | None = None
