@@ -39,7 +39,7 @@ class Intake:
         self._recorder = recorder
         self._directory = directory
         self._timer_policy = timer_policy
-        self._participation = participation
+        self.participation = participation  # also what /tomo status asks
         self._auto_reply_channels = auto_reply_channels
 
     async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
@@ -96,10 +96,9 @@ class Intake:
         """A message to be judged, or a follow-up in a conversation tomo takes part in."""
         message = change.message
         try:
-            route = await self._participation.route(
+            route = await self.participation.route(
                 change.route,
                 channel=message.channel,
-                author=message.user_id,
                 user_id=self._identity.user_id,
                 bot_id=self._identity.bot_id,
                 now=time.time(),

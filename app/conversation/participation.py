@@ -1,10 +1,10 @@
 """Conversations tomo takes part in (docs/how-tomo-works.md#follow-ups): where a person's message
 without a mention is a follow-up, judged within seconds.
 
-A thread (tomo's own post as its parent included), a DM or a group DM's thread: tomo posted
-in it within FOLLOW_UP_WINDOW_SECONDS. A channel's (or group DM's) top level: tomo's post
-is also among the last TOP_LEVEL_RECENT top-level messages written by anyone but the
-message's author; once that many others have spoken there since, the channel has moved on.
+A thread (tomo's own post as its parent included): tomo posted in it within
+FOLLOW_UP_WINDOW_SECONDS. A channel's (or group DM's) top level: that post is also among the
+last TOP_LEVEL_TURNS turns there (one person's consecutive messages are one turn); once that
+many others have spoken since, the channel has moved on. (A DM is answered at once anyway.)
 
 Read from the stored messages, so every instance of a fleet sees the same, whichever one
 posted. One read per person's message routed to a judgment, on the acknowledgement's path.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
+from sqlalchemy import ColumnElement, and_, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
@@ -22,11 +22,13 @@ from app.db.models import TOP_LEVEL, Message, Reply
 from app.domain import ReplyReason, Route, RouteKind
 from app.slack.kinds import MessageKind
 
-# At a channel's top level: tomo's post is among the last three top-level messages of others
-# than the author. An answer to tomo comes soon after it, often as a few lines (which do not
-# count), and perhaps after one other person's aside; three other messages mean the channel
-# is on to something else, where taking general talk for talk with tomo would be barging in.
-TOP_LEVEL_RECENT = 3
+# At a channel's top level: tomo's post is among the last three turns there (a turn: one
+# person's consecutive messages). An answer to tomo comes right after it, often as a few
+# lines, and may come after one other person's aside; once three others have taken a turn
+# since, the channel is on to something else, and taking its talk for talk with tomo would be
+# barging in. The newest TOP_LEVEL_SCAN messages are looked at.
+TOP_LEVEL_TURNS = 3
+TOP_LEVEL_SCAN = 30
 # A follow-up is answered in a held-back channel only where a person asked for tomo.
 ASKED = (ReplyReason.MENTION.value, ReplyReason.DM.value)
 
@@ -81,7 +83,6 @@ class Participation:
         route: Route,
         *,
         channel: str,
-        author: str | None,
         user_id: str | None,
         bot_id: str | None,
         now: float,
@@ -94,7 +95,6 @@ class Participation:
                 connection,
                 channel=channel,
                 thread_ts=route.conversation_ts,
-                author=author,
                 user_id=user_id,
                 bot_id=bot_id,
             )
@@ -108,7 +108,6 @@ class Participation:
         *,
         channel: str,
         thread_ts: str,
-        author: str | None,
         user_id: str | None,
         bot_id: str | None,
     ) -> float | None:
@@ -125,19 +124,18 @@ class Participation:
             )
             newest = found.scalar()
             return float(newest) if newest is not None else None
-        others = or_(col(Message.user_id).is_(None), col(Message.user_id) != author)
         recent = await connection.execute(
             select(col(Message.user_id), col(Message.bot_id), col(Message.created_at))
-            .where(
-                col(Message.channel) == channel,
-                col(Message.thread_ts) == TOP_LEVEL,
-                others if author else true(),
-                _live(),
-            )
+            .where(col(Message.channel) == channel, col(Message.thread_ts) == TOP_LEVEL, _live())
             .order_by(col(Message.ts).desc())
-            .limit(TOP_LEVEL_RECENT)
+            .limit(TOP_LEVEL_SCAN)
         )
+        turns, speaker = 0, object()
         for row in recent:
+            if (row.user_id or row.bot_id) != speaker:
+                turns, speaker = turns + 1, row.user_id or row.bot_id
+            if turns > TOP_LEVEL_TURNS:
+                break
             if (user_id and row.user_id == user_id) or (bot_id and row.bot_id == bot_id):
                 return float(row.created_at)
         return None
@@ -171,7 +169,6 @@ class Participation:
                         connection,
                         channel=channel,
                         thread_ts=TOP_LEVEL,
-                        author=None,
                         user_id=user_id,
                         bot_id=bot_id,
                     )
