@@ -56,7 +56,7 @@ class Day:
     litellm: ModuleType
     llm: LLM
     answered: dict[str, int] = field(default_factory=dict)
-    follow_ups: int = 0  # of the judgments
+    follow_ups: list[int] = field(default_factory=list)  # which judgments (by position)
     prompts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (key, text)
     tokens: dict[str, list[int]] = field(default_factory=dict)
 
@@ -150,6 +150,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
     )
     me = Me(user_id="UBOT", bot_id="BBOT")
     rng = random.Random(seed)
+    talk = random.Random(seed + 1)  # the follow-ups' own, so the rest of the day stays the same
     values: dict[str, Any] = {
         "SLACK_SIGNING_SECRET": "bench",
         "SLACK_BOT_TOKEN": "xoxb-bench",
@@ -214,12 +215,12 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
                 "そうだね、" + " ".join(rng.choice(WORDS) for _ in range(8)),
                 thread,
             )
-        if rng.random() >= FOLLOW_UPS:
+        if talk.random() >= FOLLOW_UPS:
             continue
         # A follow-up: the asker answers tomo, judged FOLLOW_UP_WAIT_SECONDS later.
-        now += 5 + rng.uniform(10, 60)
+        now += 5 + talk.uniform(10, 60)
         with sqlite3.connect(path) as db:
-            words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 10)))
+            words = " ".join(talk.choice(WORDS) for _ in range(talk.randint(3, 10)))
             _insert(db, now, asker, f"and {words}?", thread)
         now += 5
         async with sessions() as session:
@@ -228,7 +229,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
             )
         prompt = render_parts("judgment.j2", context=context, follow_up=True)
         await day.add("judgment", CHANNEL, [system_message(prompt)])
-        day.follow_ups += 1
+        day.follow_ups.append(len(day.prompts["judgment"]) - 1)
     await engine.dispose()
     return day
 
@@ -243,7 +244,13 @@ def main() -> None:
             wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
             model_url = f"http://127.0.0.1:{port}/v1"
             day = asyncio.run(replay(Path(folder) / "day.db", seed=7, model_url=model_url))
-    print(f"follow-up judgments: {day.follow_ups} of {day.answered.get('judgment', 0)}")
+    # Every judgment is of the one channel: the n-th share is that of the (n+1)-th prompt.
+    judged = day.shared("judgment")
+    of_follow_ups = [judged[n - 1] for n in day.follow_ups if n > 0]
+    print(
+        f"follow-up judgments: {len(day.follow_ups)} of {day.answered.get('judgment', 0)}, "
+        f"shared from the start with the judgment before: median {median(of_follow_ups):.0%}"
+    )
     summary: dict[str, Any] = {}
     for purpose in ("judgment", "reply"):
         tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)
