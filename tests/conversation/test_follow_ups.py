@@ -359,7 +359,11 @@ async def test_a_group_dm_and_the_top_level_rule(
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_follow_up_pending_at_a_restart_is_judged_and_answered_once(
-    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, backend: str
+    start_tomo: StartTomo,
+    slack: FakeSlack,
+    model: FakeModel,
+    hooks: FakeResponseUrl,
+    backend: str,
 ) -> None:
     answering(model, reply="six works")
     settings = {"JOB_BACKEND": backend, "MIN_WAIT_SECONDS": SLOW}
@@ -367,6 +371,8 @@ async def test_a_follow_up_pending_at_a_restart_is_judged_and_answered_once(
         thread = await mentioned_and_answered(tomo, slack, "table for four at 7?")
         follow_up = await say(tomo, "message_thread_reply", "make it six", thread_ts=thread)
         assert [t.reason for t in await tomo.timers("judgment")] == ["follow_up"]
+        status = await run_command(tomo, "status", response_url=hooks.new_url())
+    assert "Pending timers: follow-up judgment (a thread) in" in status["text"]
     started = time.time()
     async with start_tomo(**settings, FOLLOW_UP_WAIT_SECONDS=0.2) as tomo:
         # Restored as a follow-up's timer: at the message's time + the wait (now passed).
