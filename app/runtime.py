@@ -27,7 +27,7 @@ from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
 from app.core import Core, build_core, freeze_after_litellm, load_slack_sdk
-from app.db.engine import create_engine
+from app.db.engine import create_engine, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.job_services import JobServices
@@ -152,7 +152,11 @@ def build_runtime(
         recorder=core.recorder,
         directory=core.directory,
         timer_policy=timer_policy,
-        participation=Participation(engine=engine, window=settings.FOLLOW_UP_WINDOW_SECONDS),
+        participation=Participation(
+            engine=engine,
+            reader=sqlite_reader(engine),
+            window=settings.FOLLOW_UP_WINDOW_SECONDS,
+        ),
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
     )
     runtime = Runtime(
@@ -240,5 +244,6 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)
+        runtime.intake.participation.close()
         await runtime.close()
         logger.info("stopped cleanly")

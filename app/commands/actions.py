@@ -171,7 +171,6 @@ class Commands:
             "taking_part": await self._participation.joined(
                 channel=channel,
                 user_id=self._identity.user_id,
-                bot_id=self._identity.bot_id,
                 now=now,
             ),
         }

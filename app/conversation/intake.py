@@ -100,7 +100,6 @@ class Intake:
                 change.route,
                 channel=message.channel,
                 user_id=self._identity.user_id,
-                bot_id=self._identity.bot_id,
                 now=time.time(),
             )
         except Exception:  # the database failed: recording it will tell

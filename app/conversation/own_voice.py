@@ -21,14 +21,15 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
-from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy import and_, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.conversation.channel_modes import ChannelMode, Mode, read_mode
-from app.conversation.claims import FAILED, OWED, insert_guard
+from app.conversation.claims import OWED, WITHHELD, insert_guard, spoke
 from app.conversation.participation import asked
 from app.db.models import Reply
 from app.domain import ReplyReason
@@ -38,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 AUTONOMOUS = ReplyReason.JUDGMENT  # a reply tomo decided on by itself
 DAY_SECONDS = 86400.0
-WITHHELD = "withheld"  # the reply status of a reply the limits stopped
-NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,8 @@ class OwnVoice:
         cooldown and the daily cap never apply to follow-ups."""
         async with self._engine.connect() as connection:
             held = mode_limit(await read_mode(connection, channel))
-            if held is None or await asked(connection, channel=channel, thread_ts=thread_ts):
+            began = partial(asked, channel=channel, thread_ts=thread_ts)
+            if held is None or await connection.run_sync(began):
                 return None
         return f"{held}; tomo joined this conversation on its own"
 
@@ -109,14 +109,15 @@ class OwnVoice:
         self, channel: str, *, now: float | None = None, connection: AsyncConnection | None = None
     ) -> Activity:
         moment = time.time() if now is None else now
-        spoke = or_(col(Reply.status).not_in(NOT_SPOKEN), col(Reply.posted_ts).is_not(None))
         joined = func.coalesce(col(Reply.posted_at), col(Reply.created_at))
         today = case((col(Reply.created_at) >= moment - DAY_SECONDS, 1))
         async with self._connected(connection) as reading:
             row = (
                 await reading.execute(
                     select(func.max(joined), func.count(today)).where(
-                        and_(col(Reply.channel) == channel, col(Reply.reason) == AUTONOMOUS, spoke)
+                        and_(
+                            col(Reply.channel) == channel, col(Reply.reason) == AUTONOMOUS, spoke()
+                        )
                     )
                 )
             ).one()
