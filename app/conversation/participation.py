@@ -17,11 +17,13 @@ plus the top level's few newest messages only where tomo spoke there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
@@ -40,6 +42,8 @@ T = TypeVar("T")
 # barging in. The newest TOP_LEVEL_SCAN messages are looked at.
 TOP_LEVEL_TURNS = 3
 TOP_LEVEL_SCAN = 30
+# Claims older than the window by this much are not read: a reply is posted well within it.
+CLAIM_TO_POST_SECONDS = 3600.0
 # A follow-up is answered in a held-back channel only where a person asked for tomo.
 ASKED = (ReplyReason.MENTION.value, ReplyReason.DM.value)
 
@@ -55,19 +59,6 @@ class Joined:
     thread_ts: str  # "" = the top level
     spoke_at: float
     asked: bool
-
-
-def _spoke_at(connection: Connection, channel: str, thread_ts: str, since: float) -> float | None:
-    """When tomo last spoke in the conversation (a thread's parent included), since `since`."""
-    where = col(Reply.thread_ts) == thread_ts
-    if thread_ts:  # a reply under tomo's own top-level post
-        where = or_(
-            where, and_(col(Reply.thread_ts) == TOP_LEVEL, col(Reply.posted_ts) == thread_ts)
-        )
-    newest = connection.execute(
-        select(_SPOKE_AT).where(col(Reply.channel) == channel, where, spoke())
-    ).scalar()
-    return float(newest) if newest is not None and float(newest) >= since else None
 
 
 def _among_last_turns(connection: Connection, channel: str, user_id: str) -> bool:
@@ -96,13 +87,36 @@ def _among_last_turns(connection: Connection, channel: str, user_id: str) -> boo
 
 
 def taking_part(
-    connection: Connection, *, channel: str, thread_ts: str, user_id: str, since: float
-) -> float | None:
-    """When tomo last spoke in a conversation it takes part in (the rules above), or None."""
-    spoke = _spoke_at(connection, channel, thread_ts, since)
-    if spoke is None or thread_ts or _among_last_turns(connection, channel, user_id):
-        return spoke
-    return None
+    connection: Connection, *, conversations: Sequence[tuple[str, str]], user_id: str, since: float
+) -> list[bool]:
+    """For each (channel, thread_ts): whether tomo takes part in it (the rules above). One read
+    of the conversations tomo spoke in since `since`, whatever their number; then the top
+    level's newest messages, once per channel where tomo spoke at its top level."""
+    rows = connection.execute(
+        select(
+            col(Reply.channel),
+            col(Reply.thread_ts),
+            col(Reply.posted_ts),
+            func.coalesce(col(Reply.posted_at), col(Reply.created_at)),
+        ).where(col(Reply.created_at) >= since - CLAIM_TO_POST_SECONDS, spoke())
+    )
+    spoken: set[tuple[str, str]] = set()
+    for channel, thread_ts, posted_ts, spoke_at in rows:
+        if spoke_at is None or float(spoke_at) < since:
+            continue
+        spoken.add((channel, thread_ts))
+        if not thread_ts and posted_ts:  # its own top-level post, a thread's parent
+            spoken.add((channel, posted_ts))
+    turns: dict[str, bool] = {}
+    result = []
+    for channel, thread_ts in conversations:
+        part = (channel, thread_ts) in spoken
+        if part and not thread_ts:
+            if channel not in turns:
+                turns[channel] = _among_last_turns(connection, channel, user_id)
+            part = turns[channel]
+        result.append(part)
+    return result
 
 
 def asked(connection: Connection, *, channel: str, thread_ts: str) -> bool:
@@ -144,6 +158,8 @@ class Participation:
         self._engine = engine
         self._reader = reader
         self.window = window  # FOLLOW_UP_WINDOW_SECONDS; 0: off
+        self._waiting: list[tuple[tuple[str, str], asyncio.Future[bool]]] = []
+        self._reading: asyncio.Task[None] | None = None
 
     async def _read(self, work: Callable[[Connection], T]) -> T:
         if self._reader is not None:
@@ -157,24 +173,42 @@ class Participation:
             return work(connection)
 
     def close(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
         if self._reader is not None:
             self._reader.dispose()
 
     async def route(self, route: Route, *, channel: str, user_id: str | None, now: float) -> Route:
-        """A judgment's route, or a follow-up's when tomo takes part in that conversation."""
+        """A judgment's route, or a follow-up's when tomo takes part in that conversation.
+        The messages that ask while a read is under way are answered together by the next
+        read, one thread hop and one query for all of them (as the recorder commits)."""
         if route.kind is not RouteKind.JUDGMENT or self.window <= 0 or not user_id:
             return route
-        since = now - self.window
-        spoke = await self._read(
-            lambda connection: taking_part(
-                connection,
-                channel=channel,
-                thread_ts=route.conversation_ts,
-                user_id=user_id,
-                since=since,
-            )
-        )
-        return route if spoke is None else Route(RouteKind.FOLLOW_UP, route.conversation_ts)
+        asking: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting.append(((channel, route.conversation_ts), asking))
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.create_task(self._answer(user_id), name="participation")
+        if not await asking:
+            return route
+        return Route(RouteKind.FOLLOW_UP, route.conversation_ts)
+
+    async def _answer(self, user_id: str) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            keys = [key for key, _ in batch]
+            since = time.time() - self.window
+            try:
+                found = await self._read(
+                    partial(taking_part, conversations=keys, user_id=user_id, since=since)
+                )
+            except Exception as error:
+                for _, asking in batch:
+                    if not asking.done():
+                        asking.set_exception(error)
+                continue
+            for (_, asking), part in zip(batch, found, strict=True):
+                if not asking.done():
+                    asking.set_result(part)
 
     async def asked(self, *, channel: str, thread_ts: str) -> bool:
         return await self._read(
