@@ -175,6 +175,9 @@ class Participation:
     def close(self) -> None:
         if self._reading is not None:
             self._reading.cancel()
+        for _, asking in self._waiting:  # nobody is left to read for them
+            asking.cancel()
+        self._waiting = []
         if self._reader is not None:
             self._reader.dispose()
 
@@ -201,7 +204,11 @@ class Participation:
                 found = await self._read(
                     partial(taking_part, conversations=keys, user_id=user_id, since=since)
                 )
-            except Exception as error:
+            except asyncio.CancelledError:  # the stop: nobody is left to read for them
+                for _, asking in batch:
+                    asking.cancel()
+                raise
+            except Exception as error:  # the intake keeps such a message a judgment's
                 for _, asking in batch:
                     if not asking.done():
                         asking.set_exception(error)

@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event, insert
+from sqlalchemy import event, insert, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.conversation.participation import Participation
@@ -133,3 +133,30 @@ def test_any_conversation_gets_an_answer_and_no_error(
 
     route = asyncio.run(run())
     assert route.conversation_ts == thread_ts and route.kind is RouteKind.JUDGMENT
+
+
+async def test_a_failed_read_fails_its_batch_and_the_next_one_reads_again(
+    database_url: str,
+) -> None:
+    """The intake keeps a message a judgment's when this fails (app.conversation.intake)."""
+    engine = await migrated(database_url)
+    await claim(engine, "C1", "1700000000.000100")
+    participation = Participation(engine=engine, reader=sqlite_reader(engine), window=1800)
+    async with engine.begin() as connection:
+        await connection.execute(text("ALTER TABLE reply RENAME TO reply_away"))
+    failed = await asyncio.gather(
+        *(
+            participation.route(judged("1700000000.000100"), channel="C1", user_id="UBOT", now=NOW)
+            for _ in range(5)
+        ),
+        return_exceptions=True,
+    )
+    async with engine.begin() as connection:
+        await connection.execute(text("ALTER TABLE reply_away RENAME TO reply"))
+    route = await participation.route(
+        judged("1700000000.000100"), channel="C1", user_id="UBOT", now=NOW
+    )
+    participation.close()
+    await engine.dispose()
+    assert all(isinstance(outcome, Exception) for outcome in failed)
+    assert route.kind is RouteKind.FOLLOW_UP
