@@ -2,7 +2,9 @@
 read, routed, recorded durably, then its timers, the names to learn, a joined channel's history.
 
 This is the acknowledgement's path: no Slack call and no model call happens here (names and
-history are fetched in the background), only the recorder's commit.
+history are fetched in the background), only the recorder's commit and, for a person's
+message to be judged, the read that tells a follow-up (shared by the messages acknowledged
+together: app.conversation.participation).
 """
 
 from __future__ import annotations
