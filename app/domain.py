@@ -13,16 +13,19 @@ class RouteKind(StrEnum):
 
     RECORD = "record"  # nothing: stored only
     JUDGMENT = "judgment"  # a judgment after the quiet wait
+    FOLLOW_UP = "follow_up"  # a judgment soon: a conversation tomo takes part in
     REPLY = "reply"  # a reply now
 
 
 class ReplyReason(StrEnum):
-    """Why tomo replies: someone asked it (a mention, a DM, an AUTO_REPLY_CHANNELS message), or
-    a judgment decided it should join."""
+    """Why tomo replies: someone asked it (a mention, a DM, an AUTO_REPLY_CHANNELS message), a
+    person went on talking with it (a follow-up a judgment found was for tomo), or a judgment
+    decided it should join."""
 
     MENTION = "mention"
     DM = "dm"
     AUTO_REPLY = "auto_reply"
+    FOLLOW_UP = "follow_up"
     JUDGMENT = "judgment"
 
     @property
@@ -33,13 +36,14 @@ class ReplyReason(StrEnum):
     @property
     def limited(self) -> bool:
         """The own-voice limits apply: all of them to a judgment's reply, the channel's mode
-        alone to an auto-reply. Mentions and DMs are never limited."""
+        alone to an auto-reply. Mentions, DMs and follow-ups are never limited (a follow-up's
+        judgment checks the channel's mode itself: app.conversation.own_voice)."""
         return self in (ReplyReason.JUDGMENT, ReplyReason.AUTO_REPLY)
 
     @property
     def shows_on_it(self) -> bool:
         """The person sees that tomo is on it while the reply is written."""
-        return self in (ReplyReason.MENTION, ReplyReason.DM)
+        return self in (ReplyReason.MENTION, ReplyReason.DM, ReplyReason.FOLLOW_UP)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@ from app.conversation import claims
 from app.conversation.intake import Intake
 from app.conversation.judgment import JudgmentService
 from app.conversation.on_it import OnIt
+from app.conversation.participation import Participation
 from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
 from app.core import Core, build_core, load_job_libraries, load_slack_sdk
-from app.db.engine import create_engine
+from app.db.engine import create_engine, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.job_services import JobServices
@@ -99,6 +100,7 @@ class Runtime(Core):
                 session,
                 self.timer_policy,
                 min_wait=self.settings.MIN_WAIT_SECONDS,
+                follow_up_wait=self.settings.FOLLOW_UP_WAIT_SECONDS,
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
                 replying=await self.timers.replies_running(),
             )
@@ -153,12 +155,18 @@ def build_runtime(
         reply=on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it),
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
+        follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
     )
     intake = Intake(
         identity=core.identity,
         recorder=core.recorder,
         directory=core.directory,
         timer_policy=timer_policy,
+        participation=Participation(
+            engine=engine,
+            reader=sqlite_reader(engine),
+            window=settings.FOLLOW_UP_WINDOW_SECONDS,
+        ),
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
         on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
     )
@@ -273,5 +281,6 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         for task in list(runtime.background):
             task.cancel()
         await asyncio.gather(*runtime.background, return_exceptions=True)
+        runtime.intake.participation.close()
         await runtime.close()
         logger.info("stopped cleanly")

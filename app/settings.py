@@ -81,6 +81,11 @@ class Settings(DatabaseSettings):
     # per 24 h (0: never join on its own). Mentions and DMs are never limited.
     AUTONOMOUS_COOLDOWN_SECONDS: float = Field(default=900, ge=0)
     MAX_AUTONOMOUS_REPLIES_PER_DAY: int = Field(default=12, ge=0, le=10_000)
+    # Follow-ups (docs/how-tomo-works.md#follow-ups): a conversation tomo posted in within this
+    # long is one it takes part in (0: off), and a person's message there is judged after this
+    # much quiet instead of MIN_WAIT_SECONDS.
+    FOLLOW_UP_WINDOW_SECONDS: float = Field(default=1800, ge=0)
+    FOLLOW_UP_WAIT_SECONDS: float = Field(default=5, ge=0)
 
     LOG_LEVEL: str = "INFO"
     LOG_FORMAT: str = "text"

@@ -121,6 +121,8 @@ def tomo_env(*, database_url: str, slack_url: str, model_url: str, **extra: str)
         LLM_MAX_RETRIES="0",
         LLM_TIMEOUT_SECONDS="5",
         MIN_WAIT_SECONDS="36000",
+        # Follow-ups are told apart on the ack path as in production, but judged only later.
+        FOLLOW_UP_WAIT_SECONDS="36000",
         MEMORY_UPDATE_INTERVAL_SECONDS="36000",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         PYTHONUNBUFFERED="1",

@@ -97,9 +97,15 @@ def mention(channel: str, ts: str, *, user: str = "U0001") -> list[Delivery]:
     return deliveries
 
 
-def plain(channel: str, ts: str, *, thread_ts: str | None = None, user: str = "U0001") -> Delivery:
+def plain(
+    channel: str,
+    ts: str,
+    *,
+    thread_ts: str | None = None,
+    user: str = "U0001",
+    text: str = "does anyone know where the release notes are?",
+) -> Delivery:
     """A person's message as Slack delivers it (a reply in a thread with `thread_ts`)."""
-    text = "does anyone know where the release notes are?"
     event: dict[str, object] = {
         "type": "message",
         "ts": ts,

@@ -4,7 +4,9 @@
 
 A seeded day in #general: four people, 96 messages in 24 bursts (one an hour, at the top level
 or in a thread of an earlier message), a judgment after each burst, a reply by tomo after most
-of them, and the channel's and workspace's memories rewritten every six hours. Each prompt is
+of them, after half of those a follow-up (the asker answers tomo within a minute, and that
+is judged as a follow-up, seconds later), and the channel's and workspace's memories
+rewritten every six hours. Each prompt is
 built the way the jobs build it, from tomo's real schema (Alembic), context builder and
 templates, at the moment the job would run, and sent through tomo's LiteLLM wrapper to the
 model stand-in (bench/standins.py, in a process of its own, answering at once). Printed per
@@ -43,6 +45,7 @@ PEOPLE = {"U0001": "Aiko", "U0002": "Ben", "U0003": "Chika", "U0004": "Dan"}
 BURSTS, PER_BURST = 24, 4
 REPLIES = 21  # bursts tomo answers
 MEMORY_EVERY = 6  # bursts between memory rewrites
+FOLLOW_UPS = 0.5  # share of tomo's replies the asker answers (a follow-up judgment)
 WORDS = "lunch deploy review ramen release meeting bug coffee plan weekend rain design".split()
 
 
@@ -53,6 +56,7 @@ class Day:
     litellm: ModuleType
     llm: LLM
     answered: dict[str, int] = field(default_factory=dict)
+    follow_ups: list[int] = field(default_factory=list)  # which judgments (by position)
     prompts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (key, text)
     tokens: dict[str, list[int]] = field(default_factory=dict)
 
@@ -146,6 +150,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
     )
     me = Me(user_id="UBOT", bot_id="BBOT")
     rng = random.Random(seed)
+    talk = random.Random(seed + 1)  # the follow-ups' own, so the rest of the day stays the same
     values: dict[str, Any] = {
         "SLACK_SIGNING_SECRET": "bench",
         "SLACK_BOT_TOKEN": "xoxb-bench",
@@ -170,6 +175,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
             [(uid, name.lower(), name, name, start) for uid, name in PEOPLE.items()],
         )
     tops: list[str] = []
+    asker = ""
     for burst in range(BURSTS):
         now = start + burst * 3600
         thread = rng.choice(tops[-4:]) if tops and rng.random() < 0.5 else ""
@@ -180,6 +186,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
                 now += rng.uniform(20, 90)
                 words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 18)))
                 user = rng.choice(list(PEOPLE))
+                asker = user if n == 0 else asker
                 ts = _insert(db, now, user, f"{words}?" if n == 0 else words, thread)
                 if not thread and n == 0:
                     tops.append(ts)
@@ -188,7 +195,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
             context = await builder.build(
                 session, channel_id=CHANNEL, thread_ts=thread, me=me, now=now
             )
-        prompt = render_parts("judgment.j2", context=context)
+        prompt = render_parts("judgment.j2", context=context, follow_up=False)
         await day.add("judgment", CHANNEL, [system_message(prompt)])
         if burst not in answered:
             continue
@@ -208,6 +215,21 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
                 "そうだね、" + " ".join(rng.choice(WORDS) for _ in range(8)),
                 thread,
             )
+        if talk.random() >= FOLLOW_UPS:
+            continue
+        # A follow-up: the asker answers tomo, judged FOLLOW_UP_WAIT_SECONDS later.
+        now += 5 + talk.uniform(10, 60)
+        with sqlite3.connect(path) as db:
+            words = " ".join(talk.choice(WORDS) for _ in range(talk.randint(3, 10)))
+            _insert(db, now, asker, f"and {words}?", thread)
+        now += 5
+        async with sessions() as session:
+            context = await builder.build(
+                session, channel_id=CHANNEL, thread_ts=thread, me=me, now=now
+            )
+        prompt = render_parts("judgment.j2", context=context, follow_up=True)
+        await day.add("judgment", CHANNEL, [system_message(prompt)])
+        day.follow_ups.append(len(day.prompts["judgment"]) - 1)
     await engine.dispose()
     return day
 
@@ -222,6 +244,13 @@ def main() -> None:
             wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
             model_url = f"http://127.0.0.1:{port}/v1"
             day = asyncio.run(replay(Path(folder) / "day.db", seed=7, model_url=model_url))
+    # Every judgment is of the one channel: the n-th share is that of the (n+1)-th prompt.
+    judged = day.shared("judgment")
+    of_follow_ups = [judged[n - 1] for n in day.follow_ups if n > 0]
+    print(
+        f"follow-up judgments: {len(day.follow_ups)} of {day.answered.get('judgment', 0)}, "
+        f"shared from the start with the judgment before: median {median(of_follow_ups):.0%}"
+    )
     summary: dict[str, Any] = {}
     for purpose in ("judgment", "reply"):
         tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)

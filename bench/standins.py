@@ -76,8 +76,17 @@ async def calls(request: Request) -> JSONResponse:
     return JSONResponse({"calls": taken})
 
 
-# A judgment prompt asks for this JSON; the answer is "stay quiet" (no reply follows).
+# A judgment prompt asks for this JSON; the answer is "stay quiet" (no reply follows), but
+# for a conversation with a message carrying ANSWER_ME (bench.follow_up): "respond".
 QUIET = '{"should_respond": false, "delay_seconds": 0, "reason": "bench"}'
+RESPOND = '{"should_respond": true, "delay_seconds": 0, "reason": "bench"}'
+ANSWER_ME = "(bench: answer me)"
+
+
+def _answer(judgment: bool, system: str) -> str:
+    if not judgment:
+        return "ok"
+    return RESPOND if ANSWER_ME in system else QUIET
 
 
 async def completion(request: Request) -> JSONResponse:
@@ -96,7 +105,7 @@ async def completion(request: Request) -> JSONResponse:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": QUIET if judgment else "ok"},
+                    "message": {"role": "assistant", "content": _answer(judgment, str(system))},
                     "finish_reason": "stop",
                 }
             ],

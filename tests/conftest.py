@@ -53,6 +53,16 @@ def next_ts() -> str:
     return f"{int(time.time()) - 5}.{next(_ts_counter):06d}"
 
 
+_last_ts = [0.0]
+
+
+def later_ts() -> str:
+    """A ts after anything tomo has posted so far (next_ts runs 5 s behind): now, strictly
+    increasing within the run."""
+    _last_ts[0] = max(time.time(), _last_ts[0] + 0.000001)
+    return f"{_last_ts[0]:.6f}"
+
+
 def purpose_of(request: dict[str, Any]) -> str:
     """Which of tomo's prompts a model request carries: judgment, memory or reply."""
     first = request["messages"][0]

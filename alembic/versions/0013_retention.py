@@ -1,7 +1,7 @@
 """what Slack deleted, and what tomo must erase
 
 Revision ID: 0013
-Revises: 0009
+Revises: 0011
 Create Date: 2026-11-25 12:40:00.000000
 
 `removal`: where and when a message Slack deleted was (its row is deleted), so memories built
@@ -16,7 +16,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0009"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -28,12 +28,14 @@ from app.commands.words import parse_words as parse_command_words
 from app.context.memories import clip
 from app.conversation.channel_modes import Mode, set_mode
 from app.conversation.own_voice import OwnVoice
+from app.conversation.participation import Participation
 from app.db.models import Memory, Message
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.memory.control import forget_channel, remembered
 from app.retention.forget import ForgottenMessages
 from app.slack.commands import SlashCommand
+from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,8 @@ class Commands:
         engine: AsyncEngine,
         timers: TimerBackend,
         voice: OwnVoice,
+        participation: Participation,
+        identity: Identity,
         persona_name: str,
         auto_reply_channels: frozenset[str],
         rebuild_memories: Callable[[], Awaitable[object]],
@@ -68,6 +72,8 @@ class Commands:
         self._engine = engine
         self._timers = timers
         self._voice = voice
+        self._participation = participation
+        self._identity = identity
         self._persona = persona_name
         self._auto_reply = auto_reply_channels
         self._rebuild_memories = rebuild_memories
@@ -175,6 +181,11 @@ class Commands:
             "cooldown_left": cooldown_left,
             "cap": self._voice.daily_cap,
             "auto_reply": channel in self._auto_reply,
+            "taking_part": await self._participation.joined(
+                channel=channel,
+                user_id=self._identity.user_id,
+                now=now,
+            ),
         }
 
     async def _memory(self, channel: str) -> dict[str, Any]:

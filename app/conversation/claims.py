@@ -21,7 +21,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, insert, select, tuple_, update
+from sqlalchemy import ColumnElement, case, insert, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
@@ -37,6 +37,13 @@ INTERRUPTED = "interrupted"
 UNCERTAIN = "uncertain"
 OWED = frozenset({INTERRUPTED, UNCERTAIN})  # may be taken over
 UNFINISHED = frozenset({CLAIMED, *OWED})
+WITHHELD = "withheld"  # the own-voice limits stopped it (app.conversation.own_voice)
+NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
+
+
+def spoke() -> ColumnElement[bool]:
+    """The claims through which tomo said something (or is saying it now)."""
+    return or_(col(Reply.status).not_in(NOT_SPOKEN), col(Reply.posted_ts).is_not(None))
 
 
 @dataclass(frozen=True)

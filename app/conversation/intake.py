@@ -2,16 +2,20 @@
 read, routed, recorded durably, then its timers, the names to learn, a joined channel's history.
 
 This is the acknowledgement's path: no Slack call and no model call happens here (names and
-history are fetched in the background), only the recorder's commit.
+history are fetched in the background), only the recorder's commit and, for a person's
+message to be judged, the read that tells a follow-up (shared by the messages acknowledged
+together: app.conversation.participation).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 from app.context.directory import Directory
+from app.conversation.participation import Participation
 from app.conversation.routing import route_message
 from app.conversation.timer_policy import TimerPolicy
 from app.db.recorder import Change, NewMessage, Recorder
@@ -39,6 +43,7 @@ class Intake:
         recorder: Recorder,
         directory: Directory,
         timer_policy: TimerPolicy,
+        participation: Participation,
         auto_reply_channels: frozenset[str],
         on_erasure: Callable[[], None] = lambda: None,
     ) -> None:
@@ -47,6 +52,7 @@ class Intake:
         self._recorder = recorder
         self._directory = directory
         self._timer_policy = timer_policy
+        self.participation = participation  # also what /tomo status asks
         self._auto_reply_channels = auto_reply_channels
         self._on_erasure = on_erasure
 
@@ -69,6 +75,7 @@ class Intake:
                 logger.info("event for %s acknowledged and ignored", foreign)
             return True
         if isinstance(change, NewMessage):
+            change = await self._follow_up(change)
             context = log_context(
                 event_id=event_id,
                 channel=change.message.channel,
@@ -103,6 +110,21 @@ class Intake:
                 logger.warning("%s: deleting everything kept of it", change)
                 self._on_erasure()
         return True
+
+    async def _follow_up(self, change: NewMessage) -> NewMessage:
+        """A message to be judged, or a follow-up in a conversation tomo takes part in."""
+        message = change.message
+        try:
+            route = await self.participation.route(
+                change.route,
+                channel=message.channel,
+                user_id=self._identity.user_id,
+                now=time.time(),
+            )
+        except Exception:  # the database failed: recording it will tell
+            logger.exception("could not tell whether tomo takes part in this conversation")
+            return change
+        return change if route is change.route else NewMessage(message, route)
 
     def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
         """The event, and the change it asks of the database."""

@@ -14,7 +14,7 @@ from app.conversation.job import ConversationJob, JobParts
 from app.conversation.judgment_answer import InvalidVerdict, Verdict, parse_verdict
 from app.conversation.skips import judgment_skip
 from app.db.models import Judgment
-from app.domain import ChatMessage, Context
+from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, system_message, with_images
 from app.prompts import render, render_parts
@@ -22,11 +22,13 @@ from app.prompts import render, render_parts
 logger = logging.getLogger(__name__)
 
 
-def judgment_messages(context: Context) -> list[dict[str, Any]]:
-    """The judgment's prompt: one system message (its stable start cacheable), and, when the
+def judgment_messages(context: Context, *, follow_up: bool = False) -> list[dict[str, Any]]:
+    """The judgment's prompt: one system message (its stable start cacheable; a follow-up's
+    says near its end that tomo takes part in the conversation), and, when the
     conversation's newest messages carry images the model can see, a user message showing
     them, newest first (app.files.reader chose them)."""
-    messages = [system_message(render_parts("judgment.j2", context=context))]
+    prompt = render_parts("judgment.j2", context=context, follow_up=follow_up)
+    messages = [system_message(prompt)]
     shown = [m for m in reversed(context.judged_messages()) if m.images]
     if shown:
         parts: list[dict[str, Any]] = [{"type": "text", "text": render("judgment_images.j2")}]
@@ -42,14 +44,18 @@ class JudgmentService(ConversationJob):
         self._max_age = max_age
         self._max_delay = max_delay
 
-    async def run(self, *, channel: str, thread_ts: str, latest_ts: str = "") -> Judgment | None:
+    async def run(
+        self, *, channel: str, thread_ts: str, latest_ts: str = "", reason: str | None = None
+    ) -> Judgment | None:
         """Judge the conversation; returns the stored decision, None when skipped. Acting on
-        it (a reply timer) is the caller's: `TimerPolicy.after_judgment`."""
+        it (a reply timer) is the caller's: `TimerPolicy.after_judgment`. `reason`
+        "follow_up": a follow-up's judgment (docs/how-tomo-works.md#follow-ups)."""
+        follow_up = reason == ReplyReason.FOLLOW_UP
         return await self._guarded(
-            channel, thread_ts, lambda: self._judge(channel, thread_ts), nothing=None
+            channel, thread_ts, lambda: self._judge(channel, thread_ts, follow_up), nothing=None
         )
 
-    async def _judge(self, channel: str, thread_ts: str) -> Judgment | None:
+    async def _judge(self, channel: str, thread_ts: str, follow_up: bool) -> Judgment | None:
         context = await self._context(channel, thread_ts)
         reason = judgment_skip(context, max_age=self._max_age)
         turns = context.target_turns()
@@ -59,18 +65,25 @@ class JudgmentService(ConversationJob):
         if reason is not None or newest is None:
             logger.info("judgment skipped: %s", reason)
             return None
-        limit = await self._voice.limit(channel)
+        if follow_up:
+            limit = await self._voice.follow_up_limit(channel, thread_ts=thread_ts)
+        else:
+            limit = await self._voice.limit(channel)
         if limit is not None:
             # Decided without the model: no tokens spent, the limit is the reason.
-            return await self._decided_without_model(channel, thread_ts, newest.ts, limit)
+            return await self._decided_without_model(
+                channel, thread_ts, newest.ts, limit, follow_up=follow_up
+            )
 
         pictured = tuple(reversed(context.judged_messages()))  # the newest first
         context = await self._with_files(context, purpose="judgment", pictured=pictured)
-        decision = Judgment(channel=channel, thread_ts=thread_ts, latest_ts=newest.ts)
+        decision = Judgment(
+            channel=channel, thread_ts=thread_ts, latest_ts=newest.ts, follow_up=follow_up
+        )
         verdict: Verdict | None = None
         try:
             completion = await self._llm.complete(
-                purpose="judgment", messages=judgment_messages(context)
+                purpose="judgment", messages=judgment_messages(context, follow_up=follow_up)
             )
             decision.model = completion.model
             decision.prompt_tokens = completion.prompt_tokens
@@ -88,11 +101,14 @@ class JudgmentService(ConversationJob):
             decision.confidence = verdict.confidence
             decision.delay_seconds = verdict.delay_seconds
             if verdict.should_respond:
-                decision.reply_at = now + (verdict.delay_seconds or 0.0)
+                # A follow-up answers a person now: its delay is ignored.
+                delay = 0.0 if follow_up else (verdict.delay_seconds or 0.0)
+                decision.reply_at = now + delay
         if not await self._store(decision):
             return None
         logger.info(
-            "judgment should_respond=%s valid=%s confidence=%s delay=%s reason=%s",
+            "judgment%s should_respond=%s valid=%s confidence=%s delay=%s reason=%s",
+            " (follow-up)" * follow_up,
             decision.should_respond,
             decision.valid,
             decision.confidence,
@@ -113,12 +129,13 @@ class JudgmentService(ConversationJob):
             return already.first() is not None
 
     async def _decided_without_model(
-        self, channel: str, thread_ts: str, latest_ts: str, reason: str
+        self, channel: str, thread_ts: str, latest_ts: str, reason: str, *, follow_up: bool
     ) -> Judgment | None:
         decision = Judgment(
             channel=channel,
             thread_ts=thread_ts,
             latest_ts=latest_ts,
+            follow_up=follow_up,
             decided_at=time.time(),
             should_respond=False,
             reason=reason,

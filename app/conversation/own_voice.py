@@ -6,7 +6,8 @@ conversation on its own, checked before any LLM call and again just before a rep
 - AUTONOMOUS_COOLDOWN_SECONDS since tomo last joined the channel on its own.
 - MAX_AUTONOMOUS_REPLIES_PER_DAY autonomous replies per channel per 24 h (0: never).
 
-Mentions and DMs are never limited. An autonomous reply is a reply a judgment decided on
+Mentions and DMs are never limited; follow-ups only by the mode, in conversations tomo joined
+on its own (app.conversation.participation). An autonomous reply is a reply a judgment decided on
 (`reply.reason = "judgment"`); one counts from its claim unless it failed before anything was
 posted. A reply the limits stop is recorded as `withheld`, so it is never owed again (a restart
 does not bring it back once the limit has passed).
@@ -20,14 +21,16 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
-from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy import and_, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.conversation.channel_modes import ChannelMode, Mode, read_mode
-from app.conversation.claims import FAILED, OWED, insert_guard
+from app.conversation.claims import OWED, WITHHELD, insert_guard, spoke
+from app.conversation.participation import asked
 from app.db.models import Reply
 from app.domain import ReplyReason
 from app.prompts import format_time
@@ -36,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 AUTONOMOUS = ReplyReason.JUDGMENT  # a reply tomo decided on by itself
 DAY_SECONDS = 86400.0
-WITHHELD = "withheld"  # the reply status of a reply the limits stopped
-NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
 
 
 @dataclass(frozen=True)
@@ -93,18 +94,30 @@ class OwnVoice:
         async with self._connected(connection) as reading:
             return await read_mode(reading, channel, now=now)
 
+    async def follow_up_limit(self, channel: str, *, thread_ts: str) -> str | None:
+        """Why a follow-up may not be answered: the channel is held back and tomo joined
+        this conversation on its own (no mention or DM asked for it there), or None. The
+        cooldown and the daily cap never apply to follow-ups."""
+        async with self._engine.connect() as connection:
+            held = mode_limit(await read_mode(connection, channel))
+            began = partial(asked, channel=channel, thread_ts=thread_ts)
+            if held is None or await connection.run_sync(began):
+                return None
+        return f"{held}; tomo joined this conversation on its own"
+
     async def activity(
         self, channel: str, *, now: float | None = None, connection: AsyncConnection | None = None
     ) -> Activity:
         moment = time.time() if now is None else now
-        spoke = or_(col(Reply.status).not_in(NOT_SPOKEN), col(Reply.posted_ts).is_not(None))
         joined = func.coalesce(col(Reply.posted_at), col(Reply.created_at))
         today = case((col(Reply.created_at) >= moment - DAY_SECONDS, 1))
         async with self._connected(connection) as reading:
             row = (
                 await reading.execute(
                     select(func.max(joined), func.count(today)).where(
-                        and_(col(Reply.channel) == channel, col(Reply.reason) == AUTONOMOUS, spoke)
+                        and_(
+                            col(Reply.channel) == channel, col(Reply.reason) == AUTONOMOUS, spoke()
+                        )
                     )
                 )
             ).one()

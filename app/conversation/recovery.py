@@ -18,6 +18,9 @@ from app.slack.kinds import MessageKind
 
 logger = logging.getLogger(__name__)
 
+# Routes whose message waits for a judgment: after the quiet wait, or a follow-up's.
+JUDGED = (RouteKind.JUDGMENT.value, RouteKind.FOLLOW_UP.value)
+
 
 def reply_reason(message: Message) -> ReplyReason:
     """Why a message routed to a reply is answered, as routing decided it (rows stored before
@@ -33,6 +36,7 @@ async def restore_timers(
     timer_policy: TimerPolicy,
     *,
     min_wait: float,
+    follow_up_wait: float = 0.0,
     max_age: float,
     now: float | None = None,
     replying: set[tuple[str, str]] | None = None,
@@ -94,14 +98,17 @@ async def restore_timers(
                 reason=reason,
                 replace=False,
             )
-        elif message.route == RouteKind.JUDGMENT.value:
+        elif message.route in JUDGED:
             decision = judged.get(key)
+            follow_up = message.route == RouteKind.FOLLOW_UP.value
             if decision is None:
+                wait = follow_up_wait if follow_up else min_wait
                 await timer_policy.schedule_judgment(
                     channel=channel,
                     thread_ts=thread_ts,
                     latest_ts=message.ts,
-                    run_at=max(now, message.created_at + min_wait),
+                    run_at=max(now, message.created_at + wait),
+                    follow_up=follow_up,
                     replace=False,
                 )
             elif decision.should_respond and decision.reply_at is not None:
@@ -110,7 +117,7 @@ async def restore_timers(
                     thread_ts=thread_ts,
                     latest_ts=message.ts,
                     run_at=max(now, decision.reply_at),
-                    reason=ReplyReason.JUDGMENT,
+                    reason=ReplyReason.FOLLOW_UP if decision.follow_up else ReplyReason.JUDGMENT,
                     replace=False,
                 )
             else:

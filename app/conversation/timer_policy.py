@@ -35,11 +35,13 @@ class TimerPolicy:
         reply: JobFunc,
         min_wait: float,
         jitter_ratio: float,
+        follow_up_wait: float,
     ) -> None:
         self._timers = timers
         self._judge = judge
         self._min_wait = min_wait
         self._jitter_ratio = jitter_ratio
+        self._follow_up_wait = follow_up_wait
         timers.handle(JobKind.JUDGMENT, self.judge)
         timers.handle(JobKind.REPLY, reply)
 
@@ -62,11 +64,17 @@ class TimerPolicy:
             )
             return
         await self._timers.cancel(JobKind.REPLY, channel=channel, thread_ts=conversation)
+        follow_up = route.kind is RouteKind.FOLLOW_UP
+        if follow_up:  # a conversation tomo takes part in: judged a few seconds after the last
+            wait = self._follow_up_wait
+        else:
+            wait = quiet_wait(self._min_wait, self._jitter_ratio)
         await self.schedule_judgment(
             channel=channel,
             thread_ts=conversation,
-            run_at=time.time() + quiet_wait(self._min_wait, self._jitter_ratio),
+            run_at=time.time() + wait,
             latest_ts=message.ts,
+            follow_up=follow_up,
         )
 
     async def _leave_top_level(self, message: IncomingMessage) -> None:
@@ -87,7 +95,8 @@ class TimerPolicy:
         return decision
 
     async def after_judgment(self, decision: Judgment | None) -> None:
-        """A decision to speak becomes a reply timer, unless the conversation moved on."""
+        """A decision to speak becomes a reply timer, unless the conversation moved on; a
+        follow-up's answers the person (reason follow_up)."""
         if decision is None or not decision.should_respond or decision.reply_at is None:
             return
         channel, thread_ts = decision.channel, decision.thread_ts
@@ -100,12 +109,22 @@ class TimerPolicy:
             thread_ts=thread_ts,
             run_at=decision.reply_at,
             latest_ts=decision.latest_ts,
-            reason=ReplyReason.JUDGMENT,
+            reason=ReplyReason.FOLLOW_UP if decision.follow_up else ReplyReason.JUDGMENT,
         )
 
     async def schedule_judgment(
-        self, *, channel: str, thread_ts: str, run_at: float, latest_ts: str, replace: bool = True
+        self,
+        *,
+        channel: str,
+        thread_ts: str,
+        run_at: float,
+        latest_ts: str,
+        follow_up: bool = False,
+        replace: bool = True,
     ) -> None:
+        """A follow-up's judgment is the same timer, its reason `follow_up` (shown by /admin
+        and /tomo status, and given to the judgment)."""
+        details = {"reason": str(ReplyReason.FOLLOW_UP)} if follow_up else {}
         await self._timers.set(
             JobKind.JUDGMENT,
             channel=channel,
@@ -113,8 +132,11 @@ class TimerPolicy:
             run_at=run_at,
             latest_ts=latest_ts,
             replace=replace,
+            **details,
         )
-        logger.debug("judgment %s:%s at %.1f", channel, thread_ts, run_at)
+        logger.debug(
+            "judgment %s:%s at %.1f%s", channel, thread_ts, run_at, " (follow-up)" * follow_up
+        )
 
     async def schedule_reply(
         self,

@@ -6,7 +6,7 @@ the identity key of the judgment and reply job ids.
 
 from __future__ import annotations
 
-from sqlalchemy import Index, UniqueConstraint
+from sqlalchemy import Index, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 TOP_LEVEL = ""
@@ -91,6 +91,8 @@ class Judgment(SQLModel, table=True):
     latest_ts: str = Field(max_length=32)
     decided_at: float = 0.0
     valid: bool = True
+    # It judged a follow-up: a person's message in a conversation tomo takes part in.
+    follow_up: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     should_respond: bool = False
     reason: str = ""
     confidence: float | None = None

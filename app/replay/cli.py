@@ -49,7 +49,9 @@ def _header(
         f"time x{speed:g}; Slack is not contacted\n"
         f"waits: MIN_WAIT_SECONDS {settings.MIN_WAIT_SECONDS:g} "
         f"± {settings.JITTER_RATIO:.0%}, MAX_REPLY_DELAY_SECONDS "
-        f"{settings.MAX_REPLY_DELAY_SECONDS:g}\n"
+        f"{settings.MAX_REPLY_DELAY_SECONDS:g}; follow-ups: FOLLOW_UP_WAIT_SECONDS "
+        f"{settings.FOLLOW_UP_WAIT_SECONDS:g} within FOLLOW_UP_WINDOW_SECONDS "
+        f"{settings.FOLLOW_UP_WINDOW_SECONDS:g}\n"
     )
 
 

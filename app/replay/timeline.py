@@ -39,13 +39,15 @@ def one_line(text: str) -> str:
 
 
 def describe(decision: Judgment) -> str:
+    """A decision as the timeline tells it; a follow-up's says so (its delay is ignored)."""
     confidence = f"confidence {decision.confidence:.2f}" if decision.confidence is not None else ""
+    what = "follow-up judgment" if decision.follow_up else "judgment"
     if not decision.valid:
-        return f"judgment: invalid answer, stays silent: {decision.reason}"
+        return f"{what}: invalid answer, stays silent: {decision.reason}"
     if decision.should_respond:
-        delay = f", delay {clock(decision.delay_seconds or 0)}"
-        return f"judgment: respond ({confidence}{delay}): {decision.reason}"
-    return f"judgment: stay silent ({confidence}): {decision.reason}"
+        delay = "" if decision.follow_up else f", delay {clock(decision.delay_seconds or 0)}"
+        return f"{what}: respond ({confidence}{delay}): {decision.reason}"
+    return f"{what}: stay silent ({confidence}): {decision.reason}"
 
 
 def why(job: JobRun) -> str:

@@ -144,6 +144,7 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
                 "decided_at": iso(decision.decided_at),
                 "valid": decision.valid,
                 "should_respond": decision.should_respond,
+                "follow_up": decision.follow_up,
                 "reason": decision.reason,
                 "confidence": decision.confidence,
                 "delay_seconds": decision.delay_seconds,

@@ -40,6 +40,8 @@ def commands(runtime: Runtime) -> Commands:
         engine=runtime.engine,
         timers=runtime.timers,
         voice=runtime.voice,
+        participation=runtime.intake.participation,
+        identity=runtime.identity,
         persona_name=runtime.settings.PERSONA_NAME,
         auto_reply_channels=runtime.settings.AUTO_REPLY_CHANNELS,
         rebuild_memories=lambda: runtime.jobs.memory(wait=True),

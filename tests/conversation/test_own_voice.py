@@ -6,7 +6,6 @@ decision's reason; mentions and DMs are never limited."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -22,20 +21,13 @@ from tests.conftest import (
     StartTomo,
     Tomo,
     judgment_json,
+    later_ts,
     purpose_of,
     wait_for,
 )
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.response_url import FakeResponseUrl
 from tests.slash import run_command
-
-_last_ts = [0.0]
-
-
-def later_ts() -> str:
-    """A ts after anything tomo has posted so far (the harness's own run 5 s behind)."""
-    _last_ts[0] = max(time.time(), _last_ts[0] + 0.000001)
-    return f"{_last_ts[0]:.6f}"
 
 
 def respond_always(model: FakeModel, *, delay: float = 0) -> None:
@@ -127,7 +119,12 @@ async def test_after_joining_on_its_own_tomo_cools_down_in_that_channel(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
     respond_always(model)
-    async with start_tomo(MIN_WAIT_SECONDS=0.05, AUTONOMOUS_COOLDOWN_SECONDS=1.0) as tomo:
+    # Without follow-ups: a message after tomo's own at the top level is the channel's talk
+    # (tests/conversation/test_follow_ups.py shows a follow-up is never cooled down).
+    settings = {"FOLLOW_UP_WINDOW_SECONDS": 0}
+    async with start_tomo(
+        MIN_WAIT_SECONDS=0.05, AUTONOMOUS_COOLDOWN_SECONDS=1.0, **settings
+    ) as tomo:
         await tomo.message("is the coffee machine fixed?")
         await slack.wait_for_posts(1, timeout=5)
         second = await tomo.message("also, where are the mugs?", user="U2", ts=later_ts())
@@ -150,7 +147,10 @@ async def test_the_daily_cap_counts_autonomous_replies_per_channel(
 ) -> None:
     respond_always(model)
     async with start_tomo(
-        MIN_WAIT_SECONDS=0.05, AUTONOMOUS_COOLDOWN_SECONDS=0, MAX_AUTONOMOUS_REPLIES_PER_DAY=2
+        MIN_WAIT_SECONDS=0.05,
+        AUTONOMOUS_COOLDOWN_SECONDS=0,
+        MAX_AUTONOMOUS_REPLIES_PER_DAY=2,
+        FOLLOW_UP_WINDOW_SECONDS=0,  # each question is the channel's talk, not a follow-up
     ) as tomo:
         for text in ("first question?", "second question?"):
             await tomo.message(text, ts=later_ts())

@@ -98,7 +98,7 @@ async def test_offline_replay_of_the_english_example(
     assert ("#general", "timer cancelled: judgment") in timeline  # the question moved to a thread
     silent = [e for e in timeline if e[1].startswith("judgment: stay silent")]
     spoke = [e for e in timeline if e[1].startswith("judgment: respond")]
-    assert [where for where, _ in silent] == ["#general", "#random > lunch"]
+    assert [where for where, _ in silent] == ["#general"]
     assert spoke == [
         (
             "#general > figma",
@@ -108,14 +108,32 @@ async def test_offline_replay_of_the_english_example(
     ]
     assert ("#general > figma", "timer set: reply in 0:30 (judgment)") in timeline
     assert ("#random > lunch", "timer set: reply now (mention)") in timeline
+    # Follow-ups: carol's question after tomo's answer, and alice's thanks after its reply to
+    # dave's mention, are judged 5 s after they were written, as the conversation's own.
+    follow_ups = [e for e in timeline if e[1].startswith("follow-up judgment: ")]
+    assert follow_ups == [
+        (
+            "#general > figma",
+            "follow-up judgment: respond (confidence 0.80): "
+            "offline mock: a question nobody has answered yet",
+        ),
+        (
+            "#random > lunch",
+            "follow-up judgment: stay silent (confidence 0.60): "
+            "offline mock: no question in the latest message, so tomo stays quiet",
+        ),
+    ]
+    assert ("#general > figma", "timer set: judgment in 0:05 (follow_up)") in timeline
+    assert ("#random > lunch", "timer set: judgment in 0:05 (follow_up)") in timeline
+    assert ("#general > figma", "timer set: reply now (follow_up)") in timeline
     posts = [e for e in timeline if e[1].startswith("tomo: ")]
-    assert [where for where, _ in posts] == ["#general > figma", "#random > lunch"]
+    assert [where for where, _ in posts] == ["#general > figma"] * 2 + ["#random > lunch"]
     assert all("(offline mock reply)" in what for _, what in posts)
     order = [what for _, what in timeline]
     assert order.index(spoke[0][1]) < order.index("timer set: reply in 0:30 (judgment)")
-    assert (summary.judgments, summary.responded, summary.replies) == (3, 1, 2)
-    assert summary.llm_calls == 5 and summary.finished
-    assert "3 judgments (1 to respond), 2 replies posted; 5 LLM calls" in output
+    assert (summary.judgments, summary.responded, summary.replies) == (4, 2, 3)
+    assert summary.llm_calls == 7 and summary.finished
+    assert "4 judgments (2 to respond), 3 replies posted; 7 LLM calls" in output
     assert model.requests == [] and slack.calls == [] and no_internet == []
 
 
