@@ -19,10 +19,11 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from tests.fakes._common import wait_until
+from tests.fakes.model_stream import Pace, events
 from tests.fakes.server import Served, ServerThread
 
 ChatRequest = dict[str, Any]
@@ -124,6 +125,8 @@ class FakeModel(Served):
             self._queue: deque[Answer] = deque()
             self._failures: deque[tuple[int, float | None]] = deque()
             self._delays: deque[float] = deque()
+            self.pace = Pace()
+            self.stream_starts: list[float] = []  # time.monotonic() of each stream's first chunk
 
     def enqueue(self, *answers: Answer) -> None:
         """Queue answers, used first in, first out."""
@@ -182,13 +185,20 @@ class FakeModel(Served):
             status, retry_after = failure
             headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else None
             return _error(status, f"fake model failure (HTTP {status})", headers)
-        if body.get("stream"):
-            return _error(400, "the fake model does not stream")
         try:
             answer = self._answer(body)
         except Exception as exc:
             return _error(500, f"responder raised {exc!r}")
-        return JSONResponse(self._completion(body, answer))
+        completion = self._completion(body, answer)
+        if body.get("stream"):
+
+            def started() -> None:
+                with self._lock:
+                    self.stream_starts.append(time.monotonic())
+
+            chunks = events(body, completion, answer, pace=self.pace, started=started)
+            return StreamingResponse(chunks, media_type="text/event-stream")
+        return JSONResponse(completion)
 
     async def _messages_endpoint(self, request: Request) -> JSONResponse:
         """An answer in the shape of Anthropic's Messages API (docs.anthropic.com, "Messages"
@@ -263,6 +273,10 @@ class FakeModel(Served):
             return head | copy.deepcopy(answer)
         fields = {"content": answer} if isinstance(answer, str) else copy.deepcopy(answer)
         usage = fields.pop("usage", None)
+        fields.pop("fail_after", None)  # how a streamed answer breaks off (_events)
+        pieces = fields.pop("chunks", None)  # where a streamed answer is cut (_events)
+        if pieces and "content" not in fields:
+            fields["content"] = "".join(str(piece) for piece in pieces)
         default_reason = "tool_calls" if fields.get("tool_calls") else "stop"
         finish_reason = fields.pop("finish_reason", default_reason)
         message = {"role": "assistant", "content": None} | fields

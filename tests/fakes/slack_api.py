@@ -15,7 +15,8 @@ from starlette.routing import Route
 
 from tests.fakes._common import read_params, wait_until
 from tests.fakes.server import Served, ServerThread
-from tests.fakes.slack_marks import MARK_METHODS, SlackMarks
+from tests.fakes.slack_marks import MARK_METHODS
+from tests.fakes.slack_streams import STREAM_METHODS, SlackStreams
 from tests.fakes.slack_workspace import Params
 
 MethodHandler = Callable[[Params], dict[str, Any]]
@@ -49,12 +50,13 @@ class _Failure:
     hang: float = 0.0  # seconds before answering
 
 
-class FakeSlack(SlackMarks, Served):
+class FakeSlack(SlackStreams, Served):
     """Slack Web API fake: ``AsyncWebClient(token=..., base_url=fake.url)`` talks to it.
 
     Any token is accepted. Data helpers (``add_channel``, ``add_user``, ``add_message``),
     ``posts()`` and ``history()`` come from :class:`SlackWorkspace`; ``reactions()`` and
-    ``thread_status()`` from :class:`SlackMarks`.
+    ``thread_status()`` from :class:`SlackMarks`; ``streams()`` (chat.startStream and the rest)
+    from :class:`SlackStreams`.
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class FakeSlack(SlackMarks, Served):
     ) -> None:
         super().__init__(team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id, team=team)
         self._clear_marks()
+        self._clear_streams()
         self._clear_scripting()
         app = Starlette(
             routes=[
@@ -85,6 +88,7 @@ class FakeSlack(SlackMarks, Served):
         """Forget all data, calls, posts, failures, delays and custom handlers."""
         self._clear_workspace()
         self._clear_marks()
+        self._clear_streams()
         self._clear_scripting()
 
     def _clear_scripting(self) -> None:
@@ -251,6 +255,8 @@ class FakeSlack(SlackMarks, Served):
             return custom(copy.deepcopy(params))
         if method in MARK_METHODS:
             return self.answer_mark(method, params)
+        if method in STREAM_METHODS:
+            return self.answer_stream(method, params)
         body = self.answer(method, params)
         if body is None:
             return {"ok": False, "error": "unknown_method"}

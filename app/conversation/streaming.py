@@ -1,0 +1,162 @@
+"""Replies that appear as they are written (docs/how-tomo-works.md#streaming): the model's text,
+made safe (app.conversation.stream_text), streamed into Slack (app.conversation.stream_writer)
+for a reply someone asked for; a streamed reply left unfinished is finished in the same
+messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.conversation.claims import Claim
+from app.conversation.posting import Poster
+from app.conversation.stream_text import SafeText, split_for_stream
+from app.conversation.stream_writer import MESSAGE_LIMIT, StartRefused, StreamWriter, store_stream
+from app.llm import LLM, LLMError
+from app.slack.client import SlackClient
+from app.slack.errors import SlackError
+from app.slack.streams import GOV_SLACK_HOST, refused_everywhere
+
+logger = logging.getLogger(__name__)
+
+# Where a model broke off mid-answer: the message ends with this, finished, not left open.
+CUT_OFF_NOTE = "\n\n_(途中で止まってしまいました。もう一度話しかけてください。/ I was cut off here; please ask again.)_"  # noqa: E501
+
+Compose = Callable[[Claim], Awaitable[list[dict[str, Any]]]]
+
+
+@dataclass
+class Streamed:
+    posted: list[str] = field(default_factory=list)  # the ts of each message, in order
+    failure: str | None = None  # the model broke off (the messages end with CUT_OFF_NOTE)
+    nothing_written: bool = False  # the model failed before its first words: nothing in Slack
+    first_text_at: float | None = None  # time.monotonic() of the first text in Slack
+    whole: str | None = None  # Slack refused to stream: the model's answer, to post whole
+
+
+class StreamedReplies:
+    def __init__(
+        self,
+        *,
+        enabled: bool,
+        api_url: str,
+        slack: SlackClient,
+        engine: AsyncEngine,
+        poster: Poster,
+        llm: LLM,
+    ) -> None:
+        self._slack, self._engine, self._poster, self._llm = slack, engine, poster, llm
+        self._enabled = enabled
+        self._refused: str | None = None  # why Slack will not stream for this workspace
+        if (urlparse(api_url).hostname or "").endswith(GOV_SLACK_HOST):
+            self._refused = "GovSlack has no chat streaming"
+            if enabled:
+                logger.warning("replies are posted whole: %s", self._refused)
+
+    def wanted(self, claim: Claim) -> bool:
+        """Whether this claim's reply is streamed: someone asked for it, and Slack allows."""
+        return self._enabled and claim.reason.asked and self._refused is None
+
+    async def reply(
+        self,
+        claim: Claim,
+        messages: list[dict[str, Any]],
+        *,
+        recipient: tuple[str | None, str | None],
+    ) -> Streamed:
+        """Stream the model's answer into Slack. When Slack refused the start, nothing is in
+        it and the answer comes back `whole`, to be posted whole. A SlackError: the reply
+        could not be finished for certain; the claim stays owed."""
+        writer = StreamWriter(
+            slack=self._slack,
+            engine=self._engine,
+            poster=self._poster,
+            claim=claim,
+            recipient=recipient,
+        )
+        safe, written = SafeText(), []
+        live = True  # Slack takes the stream (until it refuses its start)
+        try:
+            async for piece in self._llm.stream(purpose="reply", messages=messages):
+                written.append(piece)
+                live = live and await self._write(writer, safe.feed(piece))
+            live = live and await self._write(writer, safe.flush())
+        except LLMError as error:
+            if not writer.messages or not live:
+                return Streamed(failure=str(error), nothing_written=True)
+            logger.error("the model broke off mid-stream: %s", error)
+            writer.failure = str(error)
+            await writer.write(safe.flush() + CUT_OFF_NOTE)
+        if not live:
+            return Streamed(whole="".join(written), nothing_written=True)
+        if not await self._write(writer, None) or not writer.posted:
+            # Refused, or nothing readable was written: posted whole (or the apology).
+            return Streamed(whole="".join(written), nothing_written=True)
+        return Streamed(writer.posted, failure=writer.failure, first_text_at=writer.first_text_at)
+
+    async def _write(self, writer: StreamWriter, text: str | None) -> bool:
+        """Write `text` (None: finish); False when Slack refused to start the stream."""
+        try:
+            if text is None:
+                await writer.finish()
+            elif text:
+                await writer.write(text)
+        except StartRefused as refusal:
+            self._refusal(refusal.error)
+            return False
+        return True
+
+    async def resume(self, claim: Claim, compose: Compose) -> list[str]:
+        """Finish a streamed reply a stopped process or a failed call left: the same messages
+        get their whole text (the reply written again when the model had not finished it), and
+        what is missing is posted; nothing is started again. A SlackError: still owed."""
+        writer = StreamWriter(
+            slack=self._slack,
+            engine=self._engine,
+            poster=self._poster,
+            claim=claim,
+            recipient=(None, None),
+        )
+        chunks = claim.chunks
+        if chunks is None:
+            chunks = await self._rewrite(claim, compose)
+            await store_stream(self._engine, claim.id, writer.messages, chunks=chunks)
+        chunks = chunks + ["…"] * (len(writer.messages) - len(chunks))  # none left open
+        for number, message in enumerate(writer.messages):
+            ts = message.get("ts") or await writer.find_start(message)
+            if ts:
+                await writer.settle(str(ts), number, chunks[number])
+                await self._poster.store(claim, str(ts), chunks[number])
+        done = await self._poster.post(claim, chunks, look_first=True)
+        if done.error is not None:
+            raise done.error
+        return done.posted
+
+    async def _rewrite(self, claim: Claim, compose: Compose) -> list[str]:
+        """The whole reply, written again (not streamed), in streamed messages' sizes."""
+        try:
+            completion = await self._llm.complete(purpose="reply", messages=await compose(claim))
+            text = completion.text
+        except LLMError as error:
+            logger.error("the reply could not be written again: %s", error)
+            text = CUT_OFF_NOTE.strip()
+        safe = SafeText()
+        rest = safe.feed(text) + safe.flush()
+        chunks: list[str] = []
+        while rest.strip():
+            head, rest = split_for_stream(rest, limit=MESSAGE_LIMIT)
+            chunks.append(head)
+        return chunks or [CUT_OFF_NOTE.strip()]
+
+    def _refusal(self, error: SlackError) -> None:
+        if refused_everywhere(error):
+            self._refused = str(error)
+            logger.warning("Slack refused to stream (%s): replies are posted whole from now", error)
+        else:
+            logger.info("Slack refused to stream this reply (%s): it is posted whole", error)
