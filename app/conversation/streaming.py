@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.conversation.claims import Claim
+from app.conversation.on_it import REACTION_NAME
 from app.conversation.posting import Poster
 from app.conversation.stream_text import SafeText, split_for_stream
 from app.conversation.stream_writer import MESSAGE_LIMIT, StartRefused, StreamWriter, store_stream
@@ -85,7 +86,10 @@ class StreamedReplies:
         try:
             async for piece in self._llm.stream(purpose="reply", messages=messages):
                 written.append(piece)
+                started = bool(writer.messages)
                 live = live and await self._write(writer, safe.feed(piece))
+                if not started and writer.messages and live:
+                    await self._words_shown(claim)
             live = live and await self._write(writer, safe.flush())
         except LLMError as error:
             if not writer.messages or not live:
@@ -153,6 +157,18 @@ class StreamedReplies:
             head, rest = split_for_stream(rest, limit=MESSAGE_LIMIT)
             chunks.append(head)
         return chunks or [CUT_OFF_NOTE.strip()]
+
+    async def _words_shown(self, claim: Claim) -> None:
+        """The first words are in Slack: "on it" ends. Slack clears the thread status itself
+        when the message appears; the reaction (a DM answered at its top level) goes here."""
+        if claim.thread_ts:
+            return
+        try:
+            await self._slack.remove_reaction(
+                channel=claim.channel, ts=claim.trigger_ts, name=REACTION_NAME
+            )
+        except SlackError as error:
+            logger.info("'on it' reaction not taken back yet: %s", error)
 
     def _refusal(self, error: SlackError) -> None:
         if refused_everywhere(error):

@@ -68,14 +68,22 @@ async def test_a_direct_message_is_streamed_at_its_top_level(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
     slack.add_channel("D1", "", is_im=True, user="U1")
+    model.pace.every, model.pace.size = 0.2, 4
     model.enqueue("Hello! I'm here.")
+    ts = next_ts()
+    slack.add_message("D1", ts=ts, text="hi tomo", user="U1")
     async with start_tomo(**STREAM) as tomo:
-        await tomo.message("hi tomo", channel="D1", channel_type="im")
+        await tomo.message("hi tomo", channel="D1", channel_type="im", ts=ts)
         (stream,) = await finished(tomo)
     assert stream["channel"] == "D1" and stream["thread_ts"] is None
     assert stream["text"] == "Hello! I'm here." and slack.posts() == []
     start = slack.calls_to("chat.startStream")[0]
     assert "thread_ts" not in start  # the top level: Slack's reference makes it optional
+    # "On it" (an :eyes: reaction here) ends when the first words appear, not at the end.
+    methods = [m for m, _ in slack.calls if m.startswith(("reactions.", "chat."))]
+    assert methods[:3] == ["reactions.add", "chat.startStream", "reactions.remove"]
+    assert methods.index("reactions.remove") < methods.index("chat.stopStream")
+    assert slack.reactions("D1", ts) == []
 
 
 async def test_a_reply_tomo_makes_on_its_own_is_posted_whole(
