@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,7 @@ class FakeSlack(SlackStreams, Served):
     def _clear_scripting(self) -> None:
         with self._lock:
             self._calls: list[tuple[str, Params]] = []
+            self._call_times: list[float] = []  # time.monotonic() of each call's arrival
             self._failures: dict[str, list[_Failure]] = {}
             self._delays: dict[str, float] = {}
             self._custom: dict[str, MethodHandler] = {}
@@ -215,6 +217,14 @@ class FakeSlack(SlackStreams, Served):
         with self._lock:
             return copy.deepcopy(self._calls)
 
+    def timed_calls(self) -> list[tuple[float, str, Params]]:
+        """Every call as ``(time.monotonic() of its arrival, method, params)`` (bench/)."""
+        with self._lock:
+            return [
+                (at, m, copy.deepcopy(p))
+                for at, (m, p) in zip(self._call_times, self._calls, strict=True)
+            ]
+
     def calls_to(self, method: str) -> list[Params]:
         return [params for name, params in self.calls if name == method]
 
@@ -233,6 +243,7 @@ class FakeSlack(SlackStreams, Served):
         params = await read_params(request)
         with self._lock:
             self._calls.append((method, copy.deepcopy(params)))
+            self._call_times.append(time.monotonic())
             pending = self._failures.get(method)
             failure = pending.pop(0) if pending else None
             delay = self._delays.get(method, 0.0)
