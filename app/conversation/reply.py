@@ -22,7 +22,7 @@ from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, with_images
 from app.prompts import render, render_parts
-from app.slack.client import SlackClient, SlackError
+from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)
@@ -200,29 +200,10 @@ class ReplyService(ConversationJob):
 
     async def _finish_begun(self, claim: claims.Claim) -> list[str]:
         """A claim taken over after posting (or streaming) may have begun."""
-        if claim.stream is None:
-            assert claim.chunks is not None
-            return await self._deliver(claim, claim.chunks, look_first=True)
-        try:
-            posted = await self._streams.resume(claim, self._compose)
-        except SlackError as error:
-            return await self._unsettled(claim, error)
-        return await self._streamed(claim, posted, failure=claim.error)
-
-    async def _streamed(
-        self, claim: claims.Claim, posted: list[str], *, failure: str | None
-    ) -> list[str]:
-        status = claims.FAILED if failure else claims.POSTED
-        logger.info("streamed the reply in %d message(s)", len(posted))
-        await claims.finish(self._engine, claim.id, status=status, error=failure, posted=posted)
-        return posted
-
-    async def _unsettled(self, claim: claims.Claim, error: SlackError) -> list[str]:
-        """The streamed reply may not be finished: owed, finished by the next one to take it."""
-        status = claims.INTERRUPTED if error.rate_limited else claims.UNCERTAIN
-        logger.error("the streamed reply is unsettled (finished later): %s", error)
-        await claims.finish(self._engine, claim.id, status=status, error=str(error))
-        return []
+        if claim.stream is not None:
+            return await self._streams.finish_left(claim, self._compose)
+        assert claim.chunks is not None
+        return await self._deliver(claim, claim.chunks, look_first=True)
 
     async def _compose(self, claim: claims.Claim) -> list[dict[str, Any]]:
         """The prompt of a claim's reply, from current data."""
@@ -242,12 +223,9 @@ class ReplyService(ConversationJob):
         if self._streams.wanted(claim):
             trigger = newest_human(context)
             recipient = (trigger.user_id if trigger else None, self._identity.team_id)
-            try:
-                streamed = await self._streams.reply(claim, messages, recipient=recipient)
-            except SlackError as error:
-                return await self._unsettled(claim, error)
+            streamed = await self._streams.answer(claim, messages, recipient=recipient)
             if not streamed.nothing_written:
-                return await self._streamed(claim, streamed.posted, failure=streamed.failure)
+                return streamed.posted
             failure, answer = streamed.failure, streamed.whole
         try:
             if failure is None and answer is None:

@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.conversation import claims
 from app.conversation.claims import Claim
 from app.conversation.on_it import REACTION_NAME
 from app.conversation.posting import Poster
@@ -63,6 +64,45 @@ class StreamedReplies:
     def wanted(self, claim: Claim) -> bool:
         """Whether this claim's reply is streamed: someone asked for it, and Slack allows."""
         return self._enabled and claim.reason.asked and self._refused is None
+
+    async def answer(
+        self,
+        claim: Claim,
+        messages: list[dict[str, Any]],
+        *,
+        recipient: tuple[str | None, str | None],
+    ) -> Streamed:
+        """Stream the reply and settle its claim; unless `nothing_written` (then the reply is
+        to be posted whole: the model's answer `whole`, or an apology for its `failure`)."""
+        try:
+            streamed = await self.reply(claim, messages, recipient=recipient)
+        except SlackError as error:
+            await self._unsettled(claim, error)
+            return Streamed()
+        if not streamed.nothing_written:
+            await self._settle(claim, streamed.posted, failure=streamed.failure)
+        return streamed
+
+    async def finish_left(self, claim: Claim, compose: Compose) -> list[str]:
+        """Finish a streamed reply left unfinished (resume) and settle its claim."""
+        try:
+            posted = await self.resume(claim, compose)
+        except SlackError as error:
+            await self._unsettled(claim, error)
+            return []
+        await self._settle(claim, posted, failure=claim.error)
+        return posted
+
+    async def _settle(self, claim: Claim, posted: list[str], *, failure: str | None) -> None:
+        status = claims.FAILED if failure else claims.POSTED
+        logger.info("streamed the reply in %d message(s): %s", len(posted), ",".join(posted))
+        await claims.finish(self._engine, claim.id, status=status, error=failure, posted=posted)
+
+    async def _unsettled(self, claim: Claim, error: SlackError) -> None:
+        """The streamed reply may not be finished: owed, finished by the next to take it."""
+        status = claims.INTERRUPTED if error.rate_limited else claims.UNCERTAIN
+        logger.error("the streamed reply is unsettled (finished later): %s", error)
+        await claims.finish(self._engine, claim.id, status=status, error=str(error))
 
     async def reply(
         self,
