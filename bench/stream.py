@@ -16,7 +16,8 @@ Figures per reply:
   post (whole);
 - Slack calls per reply (chat.* calls);
 - total: from the acknowledgement to the reply complete in Slack (the stop, or the post);
-  streamed against whole (target: at most 5 % slower).
+  streamed against whole (target: at most 5 % slower); and from the model's answer complete to
+  the reply complete (what tomo adds after the model, either way).
 Last line: `stream model_to_slack_p50_ms=A p99_ms=B ack_to_text_p50_ms=C whole_ack_to_text_p50_ms=D
 calls_per_reply=E total_p50_ms=F whole_total_p50_ms=G slower_pct=H`.
 """
@@ -42,8 +43,7 @@ from bench.common import (
     uvicorn,
     wait_ready,
 )
-from bench.events import mention
-from bench.loadgen import Connection
+from bench.onit import acknowledge, summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fakes import FakeModel, FakeSlack
@@ -51,25 +51,11 @@ from tests.fakes import FakeModel, FakeSlack
 _base = int(time.time()) - 60
 
 
-async def acknowledge(port: int, channel: str, ts: str) -> float:
-    """Deliver the mention as Slack does; time.monotonic() when its first 200 arrived."""
-    connection = Connection("127.0.0.1", port, "/slack/events")
-    try:
-        first, second = mention(channel, ts)
-        status = await connection.post(first.body)
-        acknowledged = time.monotonic()
-        await connection.post(second.body)
-    finally:
-        await connection.close()
-    if status != 200:
-        raise RuntimeError(f"the mention was answered {status}")
-    return acknowledged
-
-
 class Reply:
     def __init__(self, ack: float) -> None:
         self.ack = ack
         self.model_first: float | None = None
+        self.model_done: float | None = None  # the model's answer complete
         self.first_text: float | None = None
         self.done: float | None = None
         self.calls = 0
@@ -81,12 +67,12 @@ async def one_reply(
     channel, ts = f"C{n:04d}", f"{_base}.{n:06d}"
     slack.add_channel(channel, f"bench-{n}")
     before = len(slack.timed_calls())
-    starts_before = len(model.stream_starts)
+    starts_before, answered_before = len(model.stream_starts), len(model.answered)
     model.enqueue(answer)
     if not streamed:  # the whole answer comes after the same writing time
         pace = model.pace
         model.delay(pace.first + pace.every * (len(pace.cut(answer)) - 1))
-    reply = Reply(await acknowledge(port, channel, ts))
+    reply = Reply(await acknowledge(port, channel, ts, clock=time.monotonic))
     finish = "chat.stopStream" if streamed else "chat.postMessage"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -101,18 +87,13 @@ async def one_reply(
         await asyncio.sleep(0.05)
     if streamed and len(model.stream_starts) > starts_before:
         reply.model_first = model.stream_starts[starts_before]
+    if len(model.answered) > answered_before:
+        reply.model_done = model.answered[answered_before]
     return reply
 
 
 def ms(values: Sequence[float | None]) -> list[float]:
     return [v * 1e3 for v in values if v is not None]
-
-
-def line(name: str, values: list[float]) -> str:
-    if not values:
-        return f"{name}: none"
-    p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
-    return f"{name}: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {max(values):.0f} ms ({len(values)})"
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -166,11 +147,15 @@ def report(results: dict[bool, list[Reply]], workdir: Path) -> None:
     total = ms([r.done - r.ack for r in streamed if r.done])
     whole_total = ms([r.done - r.ack for r in whole if r.done])
     calls = median([float(r.calls) for r in streamed if r.done])
-    print(line("model's first piece -> first text in Slack (streamed)", to_slack))
-    print(line("acknowledgement -> first text in Slack (streamed)", ack_text))
-    print(line("acknowledgement -> the reply in Slack (posted whole)", whole_text))
-    print(line("acknowledgement -> reply complete (streamed)", total))
-    print(line("acknowledgement -> reply complete (posted whole)", whole_total))
+    tail = ms([r.done - r.model_done for r in streamed if r.done and r.model_done])
+    whole_tail = ms([r.done - r.model_done for r in whole if r.done and r.model_done])
+    print(summary("model's first piece -> first text in Slack (streamed)", to_slack))
+    print(summary("acknowledgement -> first text in Slack (streamed)", ack_text))
+    print(summary("acknowledgement -> the reply in Slack (posted whole)", whole_text))
+    print(summary("acknowledgement -> reply complete (streamed)", total))
+    print(summary("acknowledgement -> reply complete (posted whole)", whole_total))
+    print(summary("model's answer complete -> reply complete (streamed)", tail))
+    print(summary("model's answer complete -> reply complete (posted whole)", whole_tail))
     print(f"Slack chat.* calls per streamed reply: median {calls:.0f}")
     missing = sum(1 for r in streamed + whole if r.done is None)
     print(f"replies not complete within 60 s: {missing} (logs in {workdir})")

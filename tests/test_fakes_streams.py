@@ -5,6 +5,7 @@ stand-in's server-sent events."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from slack_sdk.errors import SlackApiError
@@ -70,19 +71,24 @@ async def test_a_stopped_or_expired_stream_takes_no_more_text_but_can_be_updated
     assert [s["text"] for s in slack.streams()] == ["a", "whole"]
 
 
-async def test_the_model_streams_server_sent_events_at_its_pace(model: FakeModel) -> None:
+async def streamed(model: FakeModel, **options: Any) -> Any:
+    """LiteLLM's stream of a completion by the model stand-in."""
     litellm = await app.llm.litellm_module()
-    model.pace.first, model.pace.every, model.pace.size = 0.3, 0.05, 4
-    model.enqueue("streamed, piece by piece")
-    asked = time.monotonic()
-    response = await litellm.acompletion(
+    return await litellm.acompletion(
         model="openai/test-model",
         api_base=model.api_base,
         api_key="sk-test",
         messages=[{"role": "user", "content": "hi"}],
         stream=True,
-        stream_options={"include_usage": True},
+        **options,
     )
+
+
+async def test_the_model_streams_server_sent_events_at_its_pace(model: FakeModel) -> None:
+    model.pace.first, model.pace.every, model.pace.size = 0.3, 0.05, 4
+    model.enqueue("streamed, piece by piece")
+    asked = time.monotonic()
+    response = await streamed(model, stream_options={"include_usage": True})
     pieces, usage = [], None
     async for chunk in response:
         usage = getattr(chunk, "usage", None) or usage
@@ -94,16 +100,8 @@ async def test_the_model_streams_server_sent_events_at_its_pace(model: FakeModel
 
 
 async def test_a_stream_that_breaks_off_raises_mid_way(model: FakeModel) -> None:
-    litellm = await app.llm.litellm_module()
     model.enqueue({"chunks": ["one ", "two ", "three"], "fail_after": 2})
-    response = await litellm.acompletion(
-        model="openai/test-model",
-        api_base=model.api_base,
-        api_key="sk-test",
-        messages=[{"role": "user", "content": "hi"}],
-        stream=True,
-        num_retries=0,
-    )
+    response = await streamed(model, num_retries=0)
     pieces = []
     with pytest.raises(Exception, match="fake model failure mid-stream"):
         async for chunk in response:

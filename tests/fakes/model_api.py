@@ -127,6 +127,7 @@ class FakeModel(Served):
             self._delays: deque[float] = deque()
             self.pace = Pace()
             self.stream_starts: list[float] = []  # time.monotonic() of each stream's first chunk
+            self.answered: list[float] = []  # time.monotonic() each answer was complete
 
     def enqueue(self, *answers: Answer) -> None:
         """Queue answers, used first in, first out."""
@@ -192,12 +193,24 @@ class FakeModel(Served):
         completion = self._completion(body, answer)
         if body.get("stream"):
 
-            def started() -> None:
-                with self._lock:
-                    self.stream_starts.append(time.monotonic())
+            def noted(times: list[float]) -> Callable[[], None]:
+                def note() -> None:
+                    with self._lock:
+                        times.append(time.monotonic())
 
-            chunks = events(body, completion, answer, pace=self.pace, started=started)
+                return note
+
+            chunks = events(
+                body,
+                completion,
+                answer,
+                pace=self.pace,
+                started=noted(self.stream_starts),
+                ended=noted(self.answered),
+            )
             return StreamingResponse(chunks, media_type="text/event-stream")
+        with self._lock:
+            self.answered.append(time.monotonic())
         return JSONResponse(completion)
 
     async def _messages_endpoint(self, request: Request) -> JSONResponse:

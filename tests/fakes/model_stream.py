@@ -29,13 +29,15 @@ async def events(
     *,
     pace: Pace,
     started: Callable[[], None],
+    ended: Callable[[], None],
 ) -> AsyncIterator[str]:
     """The completion as OpenAI streams it (platform.openai.com/docs/api-reference/chat-
     streaming): server-sent events of `chat.completion.chunk` objects, the first with the
     role, then the content in pieces, then one with `finish_reason`, a last one with the
     usage when `stream_options.include_usage` asks for it, then `data: [DONE]`. The pieces
-    come at `pace`; an answer's `chunks` fixes where the content is cut, its
-    `fail_after` sends an error event (as OpenAI does mid-stream) after that many pieces."""
+    come at `pace` (`started` is called at the first, `ended` after the last); an answer's
+    `chunks` fixes where the content is cut, its `fail_after` sends an error event (as OpenAI
+    does mid-stream) after that many pieces."""
     choice = completion["choices"][0]
     content = str(choice["message"].get("content") or "")
     fixed = answer.get("chunks") if isinstance(answer, dict) else None
@@ -58,6 +60,7 @@ async def events(
         if number == 0:
             started()
         yield event({"content": piece})
+    ended()
     yield event({}, str(choice.get("finish_reason") or "stop"))
     if (body.get("stream_options") or {}).get("include_usage"):
         yield f"data: {json.dumps(head | {'choices': [], 'usage': completion['usage']})}\n\n"
