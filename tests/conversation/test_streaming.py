@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from app.conversation.posting import EVENT_TYPE
-from app.slack.mrkdwn import ZWSP
+from app.conversation.reply import APOLOGY
+from app.slack.mrkdwn import ZWSP, format_reply
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -216,3 +217,60 @@ async def test_a_stream_left_open_by_a_cancelled_job_is_finished_in_the_same_mes
     assert stream["ts"] == left["ts"] and stream["thread_ts"] == asked
     assert stream["text"] == "the whole answer, written again" and stream["updated"]
     assert slack.posts() == [] and len(slack.bot_messages("C1")) == 1
+
+
+async def test_an_auto_reply_channel_message_is_streamed_into_its_thread(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    model.enqueue("Happy to help with that.")
+    async with start_tomo(**STREAM, AUTO_REPLY_CHANNELS="C2") as tomo:
+        ts = next_ts()
+        slack.add_message("C2", ts=ts, text="how do I reset my password?", user="U2")
+        await tomo.message("how do I reset my password?", channel="C2", user="U2", ts=ts)
+        (stream,) = await finished(tomo)
+    assert stream["channel"] == "C2" and stream["thread_ts"] == ts
+    assert stream["recipient_user_id"] == "U2" and stream["text"] == "Happy to help with that."
+
+
+async def test_a_model_failing_before_its_first_words_gets_the_apology_posted(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    model.fail(status=500)
+    async with start_tomo(**STREAM) as tomo:
+        asked = await mention(tomo)
+        (post,) = await slack.wait_for_posts(1, timeout=20)
+    assert post["thread_ts"] == asked and post["text"] == format_reply(APOLOGY)[0]
+    assert slack.streams() == []
+
+
+async def test_an_unsettled_start_is_looked_up_after_a_restart_not_started_again(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """Slack stored the start but answered 500, and tomo could not look it up before it
+    stopped: the next life finds that message and finishes it."""
+    slack.fail("chat.startStream", status=500, accept=True)
+    slack.fail("conversations.replies", status=500, times=50)
+    model.pace.every, model.pace.size = 0.05, 5
+    model.enqueue("the first words of an answer", "the answer, written again")
+    async with start_tomo(**STREAM) as tomo:
+        asked = await mention(tomo)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'uncertain'"),
+            timeout=20,
+            what="the unsettled claim",
+        )
+    (left,) = slack.streams()
+    assert left["state"] == "in_progress"
+    slack.heal()
+
+    async with start_tomo(**STREAM) as tomo:
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=20,
+            what="the finished claim",
+        )
+    (stream,) = slack.streams()
+    assert stream["ts"] == left["ts"] and stream["thread_ts"] == asked
+    assert stream["text"] == "the answer, written again" and stream["state"] != "in_progress"
+    assert len(slack.calls_to("chat.startStream")) == 1 and slack.posts() == []
+    assert len(slack.bot_messages("C1")) == 1
