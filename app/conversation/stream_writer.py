@@ -65,7 +65,6 @@ class StreamWriter:
         self._recipient = recipient  # (user id, team id)
         self.messages: list[dict[str, Any]] = list(claim.stream or [])
         self.posted: list[str] = []
-        self.first_text_at: float | None = None  # time.monotonic() of the first text in Slack
         self._current: MessageStream | None = None
         self._sent = ""  # the current message's text in Slack
         self._pending = ""  # written, not yet sent
@@ -111,11 +110,12 @@ class StreamWriter:
                 )
                 break
             except SlackError as error:
-                if not error.uncertain:
-                    if len(self.messages) == 1:
-                        self.messages.clear()
-                        await self._store()
+                if not error.uncertain and len(self.messages) == 1:
+                    self.messages.clear()  # nothing of the reply is in Slack: posted whole
+                    await self._store()
                     raise StartRefused(error) from error
+                if not error.uncertain:
+                    raise  # a later part refused: owed, finished by the next to take it
                 logger.warning(
                     "stream start of claim %d may have gone through: %s", *self._of(error)
                 )
@@ -134,8 +134,6 @@ class StreamWriter:
         await self._store()
         self._sent, self._broken = text, False
         self._appended_at = time.monotonic()
-        if self.first_text_at is None:
-            self.first_text_at = self._appended_at
 
     async def _append(self) -> None:
         assert self._current is not None
@@ -236,11 +234,11 @@ async def store_stream(
     """A streamed reply's messages so far (before each start, and once Slack answered it),
     and its whole messages once the model has finished (`chunks`): what a restart needs to
     finish the same messages (app.conversation.claims reads it back as Claim.stream). A
-    claim with a stream counts as one whose posting has begun."""
+    claim with a stream counts as one whose posting has begun; one with none (its start
+    refused) as one that has posted nothing."""
     stored = {"messages": chunks, "model_failure": error, "stream": stream}
+    value = json.dumps(stored, ensure_ascii=False) if stream or chunks else None
     async with engine.begin() as connection:
         await connection.execute(
-            update(Reply)
-            .where(col(Reply.id) == claim_id)
-            .values(chunks=json.dumps(stored, ensure_ascii=False), error=error)
+            update(Reply).where(col(Reply.id) == claim_id).values(chunks=value, error=error)
         )

@@ -38,7 +38,6 @@ class Streamed:
     posted: list[str] = field(default_factory=list)  # the ts of each message, in order
     failure: str | None = None  # the model broke off (the messages end with CUT_OFF_NOTE)
     nothing_written: bool = False  # the model failed before its first words: nothing in Slack
-    first_text_at: float | None = None  # time.monotonic() of the first text in Slack
     whole: str | None = None  # Slack refused to stream: the model's answer, to post whole
 
 
@@ -142,7 +141,7 @@ class StreamedReplies:
         if not await self._write(writer, None) or not writer.posted:
             # Refused, or nothing readable was written: posted whole (or the apology).
             return Streamed(whole="".join(written), nothing_written=True)
-        return Streamed(writer.posted, failure=writer.failure, first_text_at=writer.first_text_at)
+        return Streamed(writer.posted, failure=writer.failure)
 
     async def _write(self, writer: StreamWriter, text: str | None) -> bool:
         """Write `text` (None: finish); False when Slack refused to start the stream."""
