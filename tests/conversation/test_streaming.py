@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from app.conversation.claims import Claim
 from app.conversation.posting import EVENT_TYPE
 from app.conversation.reply import APOLOGY
+from app.conversation.streaming import StreamedReplies
+from app.domain import ReplyReason
 from app.slack.mrkdwn import ZWSP, format_reply
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -274,3 +277,12 @@ async def test_an_unsettled_start_is_looked_up_after_a_restart_not_started_again
     assert stream["text"] == "the answer, written again" and stream["state"] != "in_progress"
     assert len(slack.calls_to("chat.startStream")) == 1 and slack.posts() == []
     assert len(slack.bot_messages("C1")) == 1
+
+
+def test_govslack_is_never_asked_to_stream(caplog: pytest.LogCaptureFixture) -> None:
+    claim = Claim(1, "C1", "1.0", "1.0", ReplyReason.MENTION)
+    parts: dict[str, Any] = {"slack": None, "engine": None, "poster": None, "llm": None}
+    gov = StreamedReplies(enabled=True, api_url="https://slack-gov.com/api/", **parts)
+    commercial = StreamedReplies(enabled=True, api_url="https://slack.com/api/", **parts)
+    assert not gov.wanted(claim) and commercial.wanted(claim)
+    assert "GovSlack" in caplog.text
