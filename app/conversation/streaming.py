@@ -198,16 +198,20 @@ class StreamedReplies:
         return chunks or [CUT_OFF_NOTE.strip()]
 
     async def _words_shown(self, claim: Claim) -> None:
-        """The first words are in Slack: "on it" ends. Slack clears the thread status itself
-        when the message appears; the reaction (a DM answered at its top level) goes here."""
-        if claim.thread_ts:
-            return
+        """The first words are in Slack: "on it" ends (the thread's status, or the reaction
+        of a DM answered at its top level; app.conversation.on_it clears it again, harmlessly,
+        when the job ends)."""
         try:
-            await self._slack.remove_reaction(
-                channel=claim.channel, ts=claim.trigger_ts, name=REACTION_NAME
-            )
+            if claim.thread_ts:
+                await self._slack.set_thread_status(
+                    channel=claim.channel, thread_ts=claim.thread_ts, status=""
+                )
+            else:
+                await self._slack.remove_reaction(
+                    channel=claim.channel, ts=claim.trigger_ts, name=REACTION_NAME
+                )
         except SlackError as error:
-            logger.info("'on it' reaction not taken back yet: %s", error)
+            logger.info("'on it' not taken down yet: %s", error)
 
     def _refusal(self, error: SlackError) -> None:
         if refused_everywhere(error):

@@ -65,6 +65,18 @@ async def test_a_mention_is_streamed_into_its_thread(
     assert stored == [{"ts": stream["ts"], "text": stream["text"]}]
     (message,) = slack.bot_messages("C1")
     assert message["metadata"]["event_type"] == EVENT_TYPE  # found again like a post
+    # "On it" (the thread's status) ends with the first words, not at the end.
+    signs = [
+        (m, p.get("status"))
+        for m, p in slack.calls
+        if m in ("assistant.threads.setStatus", "chat.startStream", "chat.stopStream")
+    ]
+    assert signs[:3] == [
+        ("assistant.threads.setStatus", "is thinking…"),
+        ("chat.startStream", None),
+        ("assistant.threads.setStatus", ""),
+    ]
+    assert signs.index(("chat.stopStream", None)) > 2
     assert message["metadata"]["event_payload"]["claim"] == claim["id"]
 
 
