@@ -11,7 +11,11 @@ from app.conversation.stream_text import SafeText, split_for_stream
 from app.slack.mrkdwn import ZWSP, neutralize_broadcasts
 
 PINGS = ["<!channel>", "<!here>", "<!everyone>", "<!subteam^S0614TZR7>", "<!here|@here>"]
-BROADCAST = re.compile(r"<!(?!date\^)[^<>]*>|(?<![A-Za-z0-9._%+-])@(channel|here|everyone)\b")
+# What Slack turns into a ping: the special mentions (with or without a label) and the words.
+BROADCAST = re.compile(
+    r"<!(?:channel|here|everyone|subteam\^[^<>|]*)(?:\|[^<>]*)?>"
+    r"|(?<![A-Za-z0-9._%+-])@(?:channel|here|everyone)\b"
+)
 
 
 def streamed(pieces: list[str]) -> list[str]:
