@@ -170,12 +170,14 @@ class StreamedReplies:
         if chunks is None:
             chunks = await self._rewrite(claim, compose)
             await store_stream(self._engine, claim.id, writer.messages, chunks=chunks)
-        chunks = chunks + ["…"] * (len(writer.messages) - len(chunks))  # none left open
         for number, message in enumerate(writer.messages):
             ts = message.get("ts") or await writer.find_start(message)
-            if ts:
-                await writer.settle(str(ts), number, chunks[number])
-                await self._poster.store(claim, str(ts), chunks[number])
+            if not ts:
+                continue  # never in Slack: posted below with the rest
+            # A message the reply written again no longer fills is closed all the same.
+            text = chunks[number] if number < len(chunks) else "…"
+            await writer.settle(str(ts), number, text)
+            await self._poster.store(claim, str(ts), text)
         done = await self._poster.post(claim, chunks, look_first=True)
         if done.error is not None:
             raise done.error

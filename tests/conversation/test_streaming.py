@@ -298,3 +298,42 @@ def test_govslack_is_never_asked_to_stream(caplog: pytest.LogCaptureFixture) -> 
     commercial = StreamedReplies(enabled=True, api_url="https://slack.com/api/", **parts)
     assert not gov.wanted(claim) and commercial.wanted(claim)
     assert "GovSlack" in caplog.text
+
+
+async def test_a_later_part_refused_is_finished_later_never_posted_twice(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """Slack took the first message of a long reply but refuses to start the second: the
+    claim stays owed; the next life finishes the first message with the reply written again,
+    and posts nothing twice."""
+    starts: list[dict[str, Any]] = []
+
+    def second_refused(params: dict[str, Any]) -> dict[str, Any]:
+        starts.append(params)
+        if len(starts) == 2:
+            return {"ok": False, "error": "restricted_action"}
+        return slack.answer_stream("chat.startStream", params)
+
+    slack.handle("chat.startStream", second_refused)
+    model.pace.size = 4000
+    model.enqueue(("word " * 199 + "end.\n") * 14, "a shorter answer, written again")
+    async with start_tomo(**STREAM) as tomo:
+        asked = await mention(tomo)
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'uncertain'"),
+            timeout=20,
+            what="the owed claim",
+        )
+    (first,) = slack.streams()
+    assert first["state"] == "completed" and slack.posts() == []
+
+    async with start_tomo(**STREAM) as tomo:
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
+            timeout=20,
+            what="the finished claim",
+        )
+    (stream,) = slack.streams()
+    assert stream["ts"] == first["ts"] and stream["thread_ts"] == asked
+    assert stream["text"] == "a shorter answer, written again" and stream["updated"]
+    assert len(slack.bot_messages("C1")) == 1 and slack.posts() == []
