@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -180,7 +180,9 @@ class LLM:
             kwargs["mock_response"] = mock if isinstance(mock, str) else mock(purpose, messages)
         return litellm, model, kwargs
 
-    async def stream(self, *, purpose: str, messages: list[dict[str, Any]]) -> AsyncIterator[str]:
+    async def stream(
+        self, *, purpose: str, messages: list[dict[str, Any]]
+    ) -> AsyncGenerator[str, None]:
         """The answer of the model of `purpose` piece by piece as it writes it (LiteLLM's
         `stream=True`); LLMError when it fails, before or between pieces. The call is recorded
         once the answer is complete (or has failed), its usage as the provider reports it."""
@@ -198,6 +200,11 @@ class LLM:
                 if piece:
                     written.append(piece)
                     yield piece
+        except GeneratorExit:  # its reader stopped early (Slack failed mid-stream)
+            latency = (time.time() - started) * 1000
+            abandoned = RuntimeError("the answer was left unread")
+            await self._record(purpose, model, started, latency, None, error=abandoned)
+            raise
         except Exception as error:
             latency = (time.time() - started) * 1000
             await self._record(purpose, model, started, latency, None, error=error)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -123,12 +124,13 @@ class StreamedReplies:
         safe, written = SafeText(), []
         live = True  # Slack takes the stream (until it refuses its start)
         try:
-            async for piece in self._llm.stream(purpose="reply", messages=messages):
-                written.append(piece)
-                started = bool(writer.messages)
-                live = live and await self._write(writer, safe.feed(piece))
-                if not started and writer.messages and live:
-                    await self._words_shown(claim)
+            async with aclosing(self._llm.stream(purpose="reply", messages=messages)) as pieces:
+                async for piece in pieces:
+                    written.append(piece)
+                    started = bool(writer.messages)
+                    live = live and await self._write(writer, safe.feed(piece))
+                    if not started and writer.messages and live:
+                        await self._words_shown(claim)
             live = live and await self._write(writer, safe.flush())
         except LLMError as error:
             if not writer.messages or not live:

@@ -274,6 +274,12 @@ async def test_an_unsettled_start_is_looked_up_after_a_restart_not_started_again
             timeout=20,
             what="the unsettled claim",
         )
+        # The model's answer, left unread once Slack failed, is recorded all the same.
+        await wait_for(
+            lambda: tomo.rows("SELECT 1 FROM llm_call WHERE error LIKE '%left unread%'"),
+            timeout=10,
+            what="the abandoned call recorded",
+        )
     (left,) = slack.streams()
     assert left["state"] == "in_progress"
     slack.heal()
