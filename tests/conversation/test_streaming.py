@@ -30,6 +30,14 @@ async def mention(tomo: Tomo, text: str = "<@UBOT> tell me a story") -> str:
     return await tomo.message(text, ts=ts)
 
 
+async def claim_reaches(tomo: Tomo, status: str) -> None:
+    await wait_for(
+        lambda: tomo.rows("SELECT 1 FROM reply WHERE status = :s", s=status),
+        timeout=20,
+        what=f"a claim {status}",
+    )
+
+
 async def finished(tomo: Tomo, n: int = 1) -> list[dict[str, Any]]:
     """Wait for `n` streamed messages and the claim to end; the streams."""
     await wait_for(
@@ -223,11 +231,7 @@ async def test_a_stream_left_open_by_a_cancelled_job_is_finished_in_the_same_mes
     slack.expire_streams()  # Slack gave up on it meanwhile: chat.update finishes it
 
     async with start_tomo(**STREAM) as tomo:
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=20,
-            what="the finished claim",
-        )
+        await claim_reaches(tomo, "posted")
     (stream,) = slack.streams()
     assert stream["ts"] == left["ts"] and stream["thread_ts"] == asked
     assert stream["text"] == "the whole answer, written again" and stream["updated"]
@@ -269,11 +273,7 @@ async def test_an_unsettled_start_is_looked_up_after_a_restart_not_started_again
     model.enqueue("the first words of an answer", "the answer, written again")
     async with start_tomo(**STREAM) as tomo:
         asked = await mention(tomo)
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'uncertain'"),
-            timeout=20,
-            what="the unsettled claim",
-        )
+        await claim_reaches(tomo, "uncertain")
         # The model's answer, left unread once Slack failed, is recorded all the same.
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM llm_call WHERE error LIKE '%left unread%'"),
@@ -285,11 +285,7 @@ async def test_an_unsettled_start_is_looked_up_after_a_restart_not_started_again
     slack.heal()
 
     async with start_tomo(**STREAM) as tomo:
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=20,
-            what="the finished claim",
-        )
+        await claim_reaches(tomo, "posted")
     (stream,) = slack.streams()
     assert stream["ts"] == left["ts"] and stream["thread_ts"] == asked
     assert stream["text"] == "the answer, written again" and stream["state"] != "in_progress"
@@ -325,20 +321,12 @@ async def test_a_later_part_refused_is_finished_later_never_posted_twice(
     model.enqueue(("word " * 199 + "end.\n") * 14, "a shorter answer, written again")
     async with start_tomo(**STREAM) as tomo:
         asked = await mention(tomo)
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'uncertain'"),
-            timeout=20,
-            what="the owed claim",
-        )
+        await claim_reaches(tomo, "uncertain")
     (first,) = slack.streams()
     assert first["state"] == "completed" and slack.posts() == []
 
     async with start_tomo(**STREAM) as tomo:
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=20,
-            what="the finished claim",
-        )
+        await claim_reaches(tomo, "posted")
     (stream,) = slack.streams()
     assert stream["ts"] == first["ts"] and stream["thread_ts"] == asked
     assert stream["text"] == "a shorter answer, written again" and stream["updated"]
