@@ -182,10 +182,10 @@ class FakeModel(Served):
         model = str(body.get("model"))
         seen = self._last_prefix.get(model) == prefix and bool(prefix)
         self._last_prefix[model] = prefix
-        words = sum(words(m.get("content")) for m in body.get("messages") or [])
-        words += sum(words(b.get("text")) for b in blocks if isinstance(b, dict))
+        said = sum(words(m.get("content")) for m in body.get("messages") or [])
+        said += sum(words(b.get("text")) for b in blocks if isinstance(b, dict))
         usage = {
-            "input_tokens": max(1, words - size),
+            "input_tokens": max(1, said - size),
             "output_tokens": max(1, words(text)),
             "cache_creation_input_tokens": 0 if seen else size,
             "cache_read_input_tokens": size if seen else 0,
@@ -213,14 +213,14 @@ class FakeModel(Served):
             return self._queue.popleft() if self._queue else self.default_content
 
     def _cached(self, body: ChatRequest, messages: list[Any]) -> int:
-        words = " ".join(
+        prompt = " ".join(
             f"{m.get('role')}: {m.get('content')}" for m in messages if isinstance(m, dict)
         ).split()
         model = str(body.get("model"))
         before = self._last_prompt.get(model, [])
-        self._last_prompt[model] = words
+        self._last_prompt[model] = prompt
         shared = 0
-        for old, new in zip(before, words, strict=False):
+        for old, new in zip(before, prompt, strict=False):
             if old != new:
                 break
             shared += 1
