@@ -124,6 +124,8 @@ def build_job_services(
             slack=slack,
             history=ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT),
             history_limit=settings.THREAD_HISTORY_LIMIT,
+            streaming=settings.STREAM_REPLIES == "auto",
+            api_url=settings.SLACK_API_URL,
         ),
         memory=MemoryService(
             engine=engine,

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -22,6 +22,9 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import LLMCall
+from app.llm_messages import CACHE_MARKED, for_provider
+from app.llm_messages import system_message as system_message
+from app.llm_messages import with_images as with_images
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -29,58 +32,6 @@ logger = logging.getLogger(__name__)
 
 # A mock answer chosen per call from (purpose, messages): offline replay uses it.
 MockResponse = Callable[[str, list[dict[str, str]]], str]
-
-
-# Providers that cache a prompt's start only where it is marked (`cache_control`, passed on by
-# LiteLLM); OpenAI and others cache on their own and get plain text.
-CACHE_MARKED = frozenset({"anthropic"})
-
-
-def system_message(parts: list[str]) -> dict[str, Any]:
-    """A system message of the prompt's parts (app.prompts.render_parts): text parts, the
-    stable ones marked cacheable by `complete` where the provider takes marks."""
-    return {"role": "system", "content": [{"type": "text", "text": p} for p in parts if p]}
-
-
-def with_images(text: str, images: tuple[str, ...]) -> list[dict[str, Any]]:
-    """A turn's content: its text, then its images (data: URIs) as OpenAI-style parts, which
-    LiteLLM turns into each provider's own."""
-    return [
-        {"type": "text", "text": text},
-        *({"type": "image_url", "image_url": {"url": uri}} for uri in images),
-    ]
-
-
-def _for_provider(messages: list[dict[str, Any]], *, marks: bool) -> list[dict[str, Any]]:
-    """Text parts joined into one string, or, for a provider that takes cache marks, every
-    part of a system message but its last marked ephemeral-cacheable. A message with images
-    keeps its parts."""
-    shaped = []
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, list) and not all(p.get("type") == "text" for p in content):
-            pass  # text with images: the parts go as they are
-        elif isinstance(content, list):
-            if marks and message.get("role") == "system":
-                content = [
-                    part | {"cache_control": {"type": "ephemeral"}}
-                    if n < len(content) - 1
-                    else part
-                    for n, part in enumerate(content)
-                ]
-            else:
-                content = "".join(str(part.get("text", "")) for part in content)
-            message = message | {"content": content}
-        shaped.append(message)
-    if marks and all(m.get("role") == "system" for m in shaped):
-        # Such a provider (Anthropic) wants a turn besides the system prompt: the system
-        # message's last part, the one not marked (the conversation, the time), becomes it.
-        *before, last = shaped
-        content = last.get("content")
-        if isinstance(content, list) and len(content) > 1:
-            shaped = [*before, last | {"content": content[:-1]}]
-            shaped.append({"role": "user", "content": str(content[-1].get("text", ""))})
-    return shaped
 
 
 class LLMError(Exception):
@@ -171,6 +122,19 @@ def _cost(litellm: ModuleType, response: Any) -> float | None:
     return float(cost) if cost is not None else None
 
 
+def _streamed_cost(litellm: ModuleType, model: str, usage: Any) -> float | None:
+    """What a streamed answer cost, from the usage its last chunk reported."""
+    try:
+        prompt, written = litellm.cost_per_token(
+            model=model,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+        return float(prompt) + float(written)
+    except Exception:  # a model LiteLLM has no price for
+        return None
+
+
 class LLM:
     def __init__(
         self, settings: Settings, sessions: async_sessionmaker[AsyncSession] | None = None
@@ -200,14 +164,14 @@ class LLM:
             logger.info("model %s sees images: %s", model, self._vision[model])
         return self._vision[model]
 
-    async def complete(
-        self, *, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None = None
-    ) -> Completion:
-        """One chat completion with the model configured for `purpose`."""
+    async def _call(
+        self, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None
+    ) -> tuple[ModuleType, str, dict[str, Any]]:
+        """LiteLLM, the model of `purpose` and the keyword arguments of its call."""
         litellm = await litellm_module()
         model = self.models.get(purpose, self._settings.LLM_MODEL)
         provider = _provider(litellm, model)
-        messages = _for_provider(messages, marks=provider in CACHE_MARKED)
+        messages = for_provider(messages, marks=provider in CACHE_MARKED)
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -223,6 +187,55 @@ class LLM:
         if self.mock_response is not None:
             mock = self.mock_response
             kwargs["mock_response"] = mock if isinstance(mock, str) else mock(purpose, messages)
+        return litellm, model, kwargs
+
+    async def stream(
+        self, *, purpose: str, messages: list[dict[str, Any]]
+    ) -> AsyncGenerator[str, None]:
+        """The answer of the model of `purpose` piece by piece as it writes it (LiteLLM's
+        `stream=True`); LLMError when it fails, before or between pieces. The call is recorded
+        once the answer is complete (or has failed), its usage as the provider reports it."""
+        litellm, model, kwargs = await self._call(purpose, messages, None)
+        kwargs |= {"stream": True, "stream_options": {"include_usage": True}}
+        started = time.time()
+        usage: Any = None
+        written: list[str] = []
+        try:
+            response = await litellm.acompletion(**kwargs)
+            async for chunk in response:
+                usage = getattr(chunk, "usage", None) or usage
+                choices = getattr(chunk, "choices", None) or []
+                piece = getattr(choices[0].delta, "content", None) if choices else None
+                if piece:
+                    written.append(piece)
+                    yield piece
+        except GeneratorExit:  # its reader stopped early (Slack failed mid-stream)
+            latency = (time.time() - started) * 1000
+            abandoned = RuntimeError("the answer was left unread")
+            await self._record(purpose, model, started, latency, None, error=abandoned)
+            raise
+        except Exception as error:
+            latency = (time.time() - started) * 1000
+            await self._record(purpose, model, started, latency, None, error=error)
+            logger.warning("llm %s %s failed after %.0f ms: %s", purpose, model, latency, error)
+            raise LLMError(f"{purpose} call to {model} failed: {type(error).__name__}") from error
+        completion = Completion(
+            text="".join(written),
+            model=model,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            cached_tokens=cached_tokens(usage),
+            cost_usd=_streamed_cost(litellm, model, usage),
+            latency_ms=(time.time() - started) * 1000,
+        )
+        await self._record(purpose, model, started, completion.latency_ms, completion)
+        self._log(purpose, completion)
+
+    async def complete(
+        self, *, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None = None
+    ) -> Completion:
+        """One chat completion with the model configured for `purpose`."""
+        litellm, model, kwargs = await self._call(purpose, messages, max_tokens)
         started = time.time()
         try:
             response = await litellm.acompletion(**kwargs)
@@ -243,18 +256,22 @@ class LLM:
             latency_ms=(time.time() - started) * 1000,
         )
         await self._record(purpose, model, started, completion.latency_ms, completion)
+        self._log(purpose, completion)
+        return completion
+
+    @staticmethod
+    def _log(purpose: str, completion: Completion) -> None:
         logger.info(
             "llm %s model=%s prompt_tokens=%s cached_tokens=%s completion_tokens=%s "
             "latency_ms=%.0f cost_usd=%s",
             purpose,
-            model,
+            completion.model,
             completion.prompt_tokens,
             completion.cached_tokens,
             completion.completion_tokens,
             completion.latency_ms,
             completion.cost_usd,
         )
-        return completion
 
     async def _record(
         self,

@@ -57,6 +57,9 @@ class Settings(DatabaseSettings):
     # most this many images go into one prompt, the newest first.
     MAX_FILE_MB: float = Field(default=20, gt=0, le=1000)
     MAX_IMAGES_PER_PROMPT: int = Field(default=4, ge=0, le=20)
+    # "auto": a reply to a person's request is streamed into Slack as the model writes it,
+    # where Slack allows; "false": every reply is posted whole.
+    STREAM_REPLIES: str = "auto"
 
     PERSONA_NAME: str = Field(default="tomo", min_length=1)
     PERSONA_PROMPT: str | None = None
@@ -136,6 +139,13 @@ class Settings(DatabaseSettings):
     def _check_vision(cls, value: str) -> str:
         if value.lower() not in {"auto", "true", "false"}:
             raise ValueError("is not a choice; allowed: auto, true or false")
+        return value.lower()
+
+    @field_validator("STREAM_REPLIES")
+    @classmethod
+    def _check_streaming(cls, value: str) -> str:
+        if value.lower() not in {"auto", "false"}:
+            raise ValueError("is not a choice; allowed: auto or false")
         return value.lower()
 
     @field_validator("JOB_BACKEND")

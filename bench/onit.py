@@ -25,7 +25,7 @@ import os
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +51,15 @@ def recorded(standins: int) -> list[dict[str, Any]]:
         return list(json.load(answer)["calls"])
 
 
-async def acknowledge(port: int, channel: str, ts: str) -> float:
-    """Deliver the mention as Slack does; the wall-clock time its first 200 arrived."""
+async def acknowledge(
+    port: int, channel: str, ts: str, *, clock: Callable[[], float] = time.time
+) -> float:
+    """Deliver the mention as Slack does; the `clock` time its first 200 arrived."""
     connection = Connection("127.0.0.1", port, "/slack/events")
     try:
         first, second = mention(channel, ts)
         status = await connection.post(first.body)
-        acknowledged = time.time()
+        acknowledged = clock()
         await connection.post(second.body)
     finally:
         await connection.close()

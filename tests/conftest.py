@@ -316,6 +316,9 @@ def tomo_settings(
         # Jobs on the test's own event loop, where a test can reach into them; the worker
         # process (the default) has tests of its own in tests/jobs/test_worker.py.
         "JOB_WORKER": "inline",
+        # Replies posted whole, as most tests expect; tests/conversation/test_streaming.py
+        # streams them.
+        "STREAM_REPLIES": "false",
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

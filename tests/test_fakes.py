@@ -435,13 +435,15 @@ async def test_a_request_given_up_on_takes_no_queued_answer(model: FakeModel) ->
 
 
 @pytest.mark.asyncio
-async def test_stream_is_refused_and_plain_path_served(model: FakeModel) -> None:
+async def test_a_stream_is_served_as_events_and_the_plain_path_too(model: FakeModel) -> None:
     base = model.api_base.removesuffix("/v1")
     async with httpx.AsyncClient(base_url=base) as http:
-        refused = await http.post("/chat/completions", json={"messages": [], "stream": True})
+        streamed = await http.post("/chat/completions", json={"messages": [], "stream": True})
         served = await http.post("/chat/completions", json={"model": "m", "messages": []})
 
-    assert refused.status_code == 400
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    events = [line for line in streamed.text.split("\n\n") if line]
+    assert events[-1] == "data: [DONE]" and all(e.startswith("data: ") for e in events)
     assert served.json()["choices"][0]["message"] == {"role": "assistant", "content": "ok"}
     assert len(await model.wait_for_requests(2, timeout=1)) == 2
     with pytest.raises(AssertionError, match="waiting for 3 chat completion requests"):

@@ -193,3 +193,37 @@ async def test_the_first_call_after_loading_imports_no_client_code(model: FakeMo
     assert process.returncode == 0
     assert len(model.requests) == 1
     assert [name for name in imported if name.startswith("openai.")] == []
+
+
+async def test_a_streamed_answer_is_recorded_once_complete_with_its_usage_and_price(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    from app.llm import litellm_module
+
+    model.enqueue({"content": "hello in pieces", "usage": usage(1000, 500)})
+    async with start_tomo(LLM_MODEL="openai/gpt-4o-mini") as tomo:
+        pieces = [p async for p in tomo.runtime.llm.stream(purpose="reply", messages=ASK)]
+        rows = await calls(tomo)
+    assert "".join(pieces) == "hello in pieces" and len(pieces) > 1
+    assert model.last_request["stream"] is True
+    (row,) = rows
+    assert row["purpose"] == "reply" and row["success"]
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (1000, 500)
+    prices = (await litellm_module()).model_cost["gpt-4o-mini"]
+    expected = 1000 * prices["input_cost_per_token"] + 500 * prices["output_cost_per_token"]
+    assert row["cost_usd"] == pytest.approx(expected)
+
+
+async def test_a_stream_that_breaks_off_is_recorded_as_failed_and_raises_ours(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    model.enqueue({"chunks": ["one ", "two"], "fail_after": 1})
+    async with start_tomo() as tomo:
+        pieces: list[str] = []
+        with pytest.raises(LLMError):
+            async for piece in tomo.runtime.llm.stream(purpose="reply", messages=ASK):
+                pieces.append(piece)
+        rows = await calls(tomo)
+    assert pieces == ["one "]
+    (row,) = rows
+    assert not row["success"] and row["error"]

@@ -57,6 +57,9 @@ class Claim:
     # some may be in Slack already.
     chunks: list[str] | None = None
     error: str | None = None  # why the model gave no answer (the chunks are the apology)
+    # A streamed reply's messages (store_stream): each {"ts": the message's ts, None while
+    # its start is unsettled; "text": its first text, then its whole text once complete}.
+    stream: list[dict[str, Any]] | None = None
 
 
 async def claim(
@@ -157,6 +160,7 @@ def _claim_of(reply: Reply) -> Claim:
     stored = json.loads(reply.chunks) if reply.chunks else {}
     messages = stored.get("messages") if isinstance(stored, dict) else None
     failure = stored.get("model_failure") if isinstance(stored, dict) else None
+    streamed = stored.get("stream") if isinstance(stored, dict) else None  # stream_claims
     return Claim(
         reply.id,
         reply.channel,
@@ -165,6 +169,7 @@ def _claim_of(reply: Reply) -> Claim:
         reason_of(reply),
         chunks=[str(m) for m in messages] if isinstance(messages, list) else None,
         error=str(failure) if failure else None,
+        stream=[dict(m) for m in streamed if isinstance(m, dict)] if streamed else None,
     )
 
 

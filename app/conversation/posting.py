@@ -45,7 +45,7 @@ class Poster:
     def __init__(self, *, slack: SlackClient, engine: AsyncEngine, identity: Identity) -> None:
         self._slack = slack
         self._engine = engine
-        self._identity = identity
+        self.identity = identity
         self._in_flight: dict[int, asyncio.Task[str]] = {}
 
     def in_flight(self, claim_id: int) -> asyncio.Task[str] | None:
@@ -63,7 +63,7 @@ class Poster:
             return done
         for number, text in enumerate(chunks):
             if number in found:
-                await self._store(claim, found[number], text)
+                await self.store(claim, found[number], text)
                 done.posted.append(found[number])
                 continue
             # Shielded: a post Slack may be receiving is seen through (and stored) even when
@@ -114,7 +114,7 @@ class Poster:
                         "post %d of claim %d is not in Slack: posting it again", number, claim.id
                     )
                     continue
-            await self._store(claim, ts, text)
+            await self.store(claim, ts, text)
             return ts
         raise AssertionError("unreachable")  # the last attempt returns or raises
 
@@ -142,8 +142,8 @@ class Poster:
                 continue
         return found
 
-    async def _store(self, claim: Claim, ts: str, text: str) -> None:
-        me = self._identity
+    async def store(self, claim: Claim, ts: str, text: str) -> None:
+        me = self.identity
         message = IncomingMessage(
             channel=claim.channel,
             ts=ts,

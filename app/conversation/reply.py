@@ -16,6 +16,7 @@ from app.conversation import claims
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.posting import Poster
 from app.conversation.skips import newest_human, reply_skip
+from app.conversation.streaming import StreamedReplies
 from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
@@ -118,12 +119,22 @@ class ReplyService(ConversationJob):
         slack: SlackClient,
         history: ThreadHistory,
         history_limit: int,
+        streaming: bool = False,
+        api_url: str = "",
     ) -> None:
         super().__init__(JobKind.REPLY, parts)
         self._engine = engine
         self._history = history
         self._limit = history_limit
         self._poster = Poster(slack=slack, engine=engine, identity=parts.identity)
+        self._streams = StreamedReplies(
+            enabled=streaming,
+            api_url=api_url,
+            slack=slack,
+            engine=engine,
+            poster=self._poster,
+            llm=parts.llm,
+        )
 
     async def run(
         self,
@@ -180,12 +191,23 @@ class ReplyService(ConversationJob):
         posted: list[str] = []
         for claim_id in await claims.owed(self._engine, channel=channel, thread_ts=thread_ts):
             claim = await claims.take_over(self._engine, claim_id)
-            if claim is None or claim.chunks is None:
+            if claim is None or (claim.chunks is None and claim.stream is None):
                 continue
             logger.info("resuming the reply of claim %d (message %s)", claim.id, claim.trigger_ts)
             async with self._held(claim):
-                posted += await self._deliver(claim, claim.chunks, look_first=True)
+                posted += await self._finish_begun(claim)
         return posted
+
+    async def _finish_begun(self, claim: claims.Claim) -> list[str]:
+        """A claim taken over after posting (or streaming) may have begun."""
+        if claim.stream is not None:
+            return await self._streams.finish_left(claim, self._compose)
+        assert claim.chunks is not None
+        return await self._deliver(claim, claim.chunks, look_first=True)
+
+    async def _compose(self, claim: claims.Claim) -> list[dict[str, Any]]:
+        """The prompt of a claim's reply, from current data."""
+        return await self._prompt(claim, await self._context(claim.channel, claim.thread_ts))
 
     def _held(self, claim: claims.Claim) -> AbstractAsyncContextManager[None]:
         return claims.held(
@@ -193,8 +215,37 @@ class ReplyService(ConversationJob):
         )
 
     async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
-        if claim.chunks is not None:  # taken over after posting may have begun
-            return await self._deliver(claim, claim.chunks, look_first=True)
+        if claim.chunks is not None or claim.stream is not None:  # taken over: posting began
+            return await self._finish_begun(claim)
+        messages = await self._prompt(claim, context)
+        failure: str | None = None
+        answer: str | None = None  # the model's text (streaming refused: already written)
+        if self._streams.wanted(claim):
+            trigger = newest_human(context)
+            recipient = (trigger.user_id if trigger else None, self._identity.team_id)
+            streamed = await self._streams.answer(claim, messages, recipient=recipient)
+            if not streamed.nothing_written:
+                return streamed.posted
+            failure, answer = streamed.failure, streamed.whole
+        try:
+            if failure is None and answer is None:
+                answer = (await self._llm.complete(purpose="reply", messages=messages)).text
+        except LLMError as error:
+            failure = str(error)
+        if failure is None and answer is not None:
+            chunks = format_reply(answer)
+            if not chunks or not usable(answer):
+                failure = f"unusable answer: {answer[:80]!r}"
+        if failure is not None:
+            logger.error("no reply: %s", failure)
+            if not claim.reason.asked:
+                await claims.finish(self._engine, claim.id, status=claims.FAILED, error=failure)
+                return []
+            chunks = format_reply(APOLOGY)
+        await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
+        return await self._deliver(replace(claim, error=failure), chunks, look_first=False)
+
+    async def _prompt(self, claim: claims.Claim, context: Context) -> list[dict[str, Any]]:
         # The images of the turns, the newest first, then its lead-in's (Context.lead_in).
         turns = turn_messages(
             context.target_turns(),
@@ -204,25 +255,9 @@ class ReplyService(ConversationJob):
         )
         pictured = (*reversed(turns), *reversed(context.lead_in()))
         context = await self._with_files(context, purpose="reply", pictured=pictured)
-        messages = reply_messages(
+        return reply_messages(
             context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
         )
-        failure: str | None = None
-        try:
-            completion = await self._llm.complete(purpose="reply", messages=messages)
-            chunks = format_reply(completion.text)
-            if not chunks or not usable(completion.text):
-                failure = f"unusable answer: {completion.text[:80]!r}"
-        except LLMError as error:
-            failure = str(error)
-        if failure is not None:
-            logger.error("no reply: %s", failure)
-            if not claim.reason.asked:
-                await claims.finish(self._engine, claim.id, status=claims.FAILED, error=failure)
-                return []
-            chunks = format_reply(APOLOGY)
-        await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
-        return await self._deliver(replace(claim, error=failure), chunks, look_first=False)
 
     async def _deliver(
         self, claim: claims.Claim, chunks: list[str], *, look_first: bool

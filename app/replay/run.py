@@ -128,6 +128,8 @@ class Replay:
                     "ADMIN_TOKEN": None,
                     # The replay watches every job run, on its own event loop.
                     "JOB_WORKER": "inline",
+                    # Replies posted whole: the replay shows each as one message.
+                    "STREAM_REPLIES": "false",
                     # Wall-clock limits in conversation time, like the timers.
                     "AUTONOMOUS_COOLDOWN_SECONDS": (
                         self._settings.AUTONOMOUS_COOLDOWN_SECONDS / self.speed

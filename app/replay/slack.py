@@ -77,13 +77,26 @@ class ReplaySlack(SlackClient):
     async def posts_with_metadata(
         self, *, channel: str, thread_ts: str, after_ts: str, event_type: str
     ) -> list[dict[str, Any]]:
+        messages = await self.messages_after(
+            channel=channel, thread_ts=thread_ts, after_ts=after_ts
+        )
+        return [m for m in messages if (m.get("metadata") or {}).get("event_type") == event_type]
+
+    async def messages_after(
+        self, *, channel: str, thread_ts: str, after_ts: str
+    ) -> list[dict[str, Any]]:
         return [
             dict(m)
             for m in self._messages.get(channel, [])
-            if (m.get("thread_ts") or "") == thread_ts
-            and float(m["ts"]) > float(after_ts)
-            and (m.get("metadata") or {}).get("event_type") == event_type
+            if (m.get("thread_ts") or "") == thread_ts and float(m["ts"]) > float(after_ts)
         ]
+
+    # The replay posts replies whole (STREAM_REPLIES=false): it writes nothing else.
+    async def write(self, method: str, **params: Any) -> dict[str, Any]:
+        raise SlackError(method, "unknown_method")
+
+    async def writer(self) -> Any:
+        raise SlackError("chat.startStream", "unknown_method")
 
     # The replay shows no "on it": nobody is watching the conversation live.
     async def add_reaction(self, *, channel: str, ts: str, name: str) -> None:

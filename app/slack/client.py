@@ -189,17 +189,36 @@ class SlackClient:
         """Messages newer than `after_ts` in the thread (or, with thread_ts "", at the channel's
         top level) whose metadata is of `event_type`, the metadata included: how tomo finds its
         own posts again. Slack returns metadata only when asked (`include_all_metadata`)."""
+        messages = await self.messages_after(
+            channel=channel, thread_ts=thread_ts, after_ts=after_ts
+        )
+        return [
+            m
+            for m in messages
+            if isinstance(m.get("metadata"), dict) and m["metadata"].get("event_type") == event_type
+        ]
+
+    async def messages_after(
+        self, *, channel: str, thread_ts: str, after_ts: str
+    ) -> list[dict[str, Any]]:
+        """Every message newer than `after_ts` in the thread (thread_ts "": the channel's top
+        level), with its metadata."""
         where: dict[str, Any] = {"channel": channel, "oldest": after_ts, "limit": 200}
         if thread_ts:
             method, where = "conversations.replies", where | {"ts": thread_ts}
         else:
             method = "conversations.history"
         messages = await self._paged(method, "messages", include_all_metadata=True, **where)
-        return [
-            m
-            for m in messages
-            if isinstance(m.get("metadata"), dict) and m["metadata"].get("event_type") == event_type
-        ]
+        return [m for m in messages if str(m.get("ts")) != thread_ts]
+
+    async def write(self, method: str, **params: Any) -> dict[str, Any]:
+        """A call that writes (chat.update, chat.appendStream, ...): like a post, never
+        retried once Slack may have received it."""
+        return await self._call(method, policy=POST, **params)
+
+    async def writer(self) -> AsyncWebClient:
+        """slack-sdk's client for writes, for its helpers (the chat stream)."""
+        return await self._web(POST)
 
     async def add_reaction(self, *, channel: str, ts: str, name: str) -> None:
         """React to a message (already reacted counts as done); tried once."""

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import copy
-import io
 import itertools
 import json
-import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from tests.fakes._common import wait_until
+from tests.fakes.model_stream import Pace, events
+from tests.fakes.model_usage import image_tokens as image_tokens
+from tests.fakes.model_usage import prompt_tokens, words
 from tests.fakes.server import Served, ServerThread
 
 ChatRequest = dict[str, Any]
@@ -34,52 +32,6 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     kind = {400: "invalid_request_error", 429: "rate_limit_error"}.get(status, "server_error")
     body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
     return JSONResponse(body, status_code=status, headers=headers)
-
-
-def _words(content: Any) -> int:
-    """Rough token count: whitespace-separated words of a string or of text parts."""
-    if isinstance(content, str):
-        return len(content.split())
-    if isinstance(content, list):
-        return sum(_words(part.get("text")) for part in content if isinstance(part, dict))
-    return 0
-
-
-def image_tokens(width: int, height: int) -> int:
-    """What OpenAI bills for an image at `detail: auto/high` (its vision guide): fitted within
-    2048 x 2048, then its shortest side brought down to 768; 85 tokens plus 170 per 512 px
-    tile."""
-    w, h = float(width), float(height)
-    if max(w, h) > 2048:
-        w, h = w * 2048 / max(w, h), h * 2048 / max(w, h)
-    if min(w, h) > 768:
-        w, h = w * 768 / min(w, h), h * 768 / min(w, h)
-    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
-
-
-def _image_part_tokens(part: dict[str, Any]) -> int:
-    url = str((part.get("image_url") or {}).get("url", ""))
-    head, _, data = url.partition(",")
-    if not (head.startswith("data:image/") and head.endswith(";base64")):
-        return 85  # a URL the stand-in does not fetch: the low-detail price
-    try:
-        with Image.open(io.BytesIO(base64.b64decode(data, validate=True))) as picture:
-            return image_tokens(picture.width, picture.height)
-    except (binascii.Error, UnidentifiedImageError, OSError):
-        return 85
-
-
-def prompt_tokens(content: Any) -> int:
-    """A message's tokens as the stand-in bills them: its words, and each image part priced
-    as OpenAI prices it, so the usage reported includes what images cost."""
-    images = 0
-    if isinstance(content, list):
-        images = sum(
-            _image_part_tokens(part)
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "image_url"
-        )
-    return _words(content) + images
 
 
 class FakeModel(Served):
@@ -124,6 +76,9 @@ class FakeModel(Served):
             self._queue: deque[Answer] = deque()
             self._failures: deque[tuple[int, float | None]] = deque()
             self._delays: deque[float] = deque()
+            self.pace = Pace()
+            self.stream_starts: list[float] = []  # time.monotonic() of each stream's first chunk
+            self.answered: list[float] = []  # time.monotonic() each answer was complete
 
     def enqueue(self, *answers: Answer) -> None:
         """Queue answers, used first in, first out."""
@@ -182,13 +137,32 @@ class FakeModel(Served):
             status, retry_after = failure
             headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else None
             return _error(status, f"fake model failure (HTTP {status})", headers)
-        if body.get("stream"):
-            return _error(400, "the fake model does not stream")
         try:
             answer = self._answer(body)
         except Exception as exc:
             return _error(500, f"responder raised {exc!r}")
-        return JSONResponse(self._completion(body, answer))
+        completion = self._completion(body, answer)
+        if body.get("stream"):
+
+            def noted(times: list[float]) -> Callable[[], None]:
+                def note() -> None:
+                    with self._lock:
+                        times.append(time.monotonic())
+
+                return note
+
+            chunks = events(
+                body,
+                completion,
+                answer,
+                pace=self.pace,
+                started=noted(self.stream_starts),
+                ended=noted(self.answered),
+            )
+            return StreamingResponse(chunks, media_type="text/event-stream")
+        with self._lock:
+            self.answered.append(time.monotonic())
+        return JSONResponse(completion)
 
     async def _messages_endpoint(self, request: Request) -> JSONResponse:
         """An answer in the shape of Anthropic's Messages API (docs.anthropic.com, "Messages"
@@ -204,15 +178,15 @@ class FakeModel(Served):
         blocks = [system] if isinstance(system, str) else list(system)
         marked = [n for n, b in enumerate(blocks) if isinstance(b, dict) and b.get("cache_control")]
         prefix = blocks[: marked[-1] + 1] if marked else []
-        size = sum(_words(b.get("text")) for b in prefix if isinstance(b, dict))
+        size = sum(words(b.get("text")) for b in prefix if isinstance(b, dict))
         model = str(body.get("model"))
         seen = self._last_prefix.get(model) == prefix and bool(prefix)
         self._last_prefix[model] = prefix
-        words = sum(_words(m.get("content")) for m in body.get("messages") or [])
-        words += sum(_words(b.get("text")) for b in blocks if isinstance(b, dict))
+        said = sum(words(m.get("content")) for m in body.get("messages") or [])
+        said += sum(words(b.get("text")) for b in blocks if isinstance(b, dict))
         usage = {
-            "input_tokens": max(1, words - size),
-            "output_tokens": max(1, _words(text)),
+            "input_tokens": max(1, said - size),
+            "output_tokens": max(1, words(text)),
             "cache_creation_input_tokens": 0 if seen else size,
             "cache_read_input_tokens": size if seen else 0,
         }
@@ -239,14 +213,14 @@ class FakeModel(Served):
             return self._queue.popleft() if self._queue else self.default_content
 
     def _cached(self, body: ChatRequest, messages: list[Any]) -> int:
-        words = " ".join(
+        prompt = " ".join(
             f"{m.get('role')}: {m.get('content')}" for m in messages if isinstance(m, dict)
         ).split()
         model = str(body.get("model"))
         before = self._last_prompt.get(model, [])
-        self._last_prompt[model] = words
+        self._last_prompt[model] = prompt
         shared = 0
-        for old, new in zip(before, words, strict=False):
+        for old, new in zip(before, prompt, strict=False):
             if old != new:
                 break
             shared += 1
@@ -263,6 +237,10 @@ class FakeModel(Served):
             return head | copy.deepcopy(answer)
         fields = {"content": answer} if isinstance(answer, str) else copy.deepcopy(answer)
         usage = fields.pop("usage", None)
+        fields.pop("fail_after", None)  # how a streamed answer breaks off (_events)
+        pieces = fields.pop("chunks", None)  # where a streamed answer is cut (_events)
+        if pieces and "content" not in fields:
+            fields["content"] = "".join(str(piece) for piece in pieces)
         default_reason = "tool_calls" if fields.get("tool_calls") else "stop"
         finish_reason = fields.pop("finish_reason", default_reason)
         message = {"role": "assistant", "content": None} | fields
@@ -271,7 +249,7 @@ class FakeModel(Served):
             prompt = max(
                 1, sum(prompt_tokens(m.get("content")) for m in messages if isinstance(m, dict))
             )
-            completion = max(1, _words(message.get("content")))
+            completion = max(1, words(message.get("content")))
             usage = {"prompt_tokens": prompt, "completion_tokens": completion}
             usage["total_tokens"] = prompt + completion
             # As OpenAI reports a prefix it read from its cache: here, the words this prompt

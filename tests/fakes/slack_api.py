@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,8 @@ from starlette.routing import Route
 
 from tests.fakes._common import read_params, wait_until
 from tests.fakes.server import Served, ServerThread
-from tests.fakes.slack_marks import MARK_METHODS, SlackMarks
+from tests.fakes.slack_marks import MARK_METHODS
+from tests.fakes.slack_streams import STREAM_METHODS, SlackStreams
 from tests.fakes.slack_workspace import Params
 
 MethodHandler = Callable[[Params], dict[str, Any]]
@@ -49,12 +51,13 @@ class _Failure:
     hang: float = 0.0  # seconds before answering
 
 
-class FakeSlack(SlackMarks, Served):
+class FakeSlack(SlackStreams, Served):
     """Slack Web API fake: ``AsyncWebClient(token=..., base_url=fake.url)`` talks to it.
 
     Any token is accepted. Data helpers (``add_channel``, ``add_user``, ``add_message``),
     ``posts()`` and ``history()`` come from :class:`SlackWorkspace`; ``reactions()`` and
-    ``thread_status()`` from :class:`SlackMarks`.
+    ``thread_status()`` from :class:`SlackMarks`; ``streams()`` (chat.startStream and the rest)
+    from :class:`SlackStreams`.
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class FakeSlack(SlackMarks, Served):
     ) -> None:
         super().__init__(team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id, team=team)
         self._clear_marks()
+        self._clear_streams()
         self._clear_scripting()
         app = Starlette(
             routes=[
@@ -85,11 +89,13 @@ class FakeSlack(SlackMarks, Served):
         """Forget all data, calls, posts, failures, delays and custom handlers."""
         self._clear_workspace()
         self._clear_marks()
+        self._clear_streams()
         self._clear_scripting()
 
     def _clear_scripting(self) -> None:
         with self._lock:
             self._calls: list[tuple[str, Params]] = []
+            self._call_times: list[float] = []  # time.monotonic() of each call's arrival
             self._failures: dict[str, list[_Failure]] = {}
             self._delays: dict[str, float] = {}
             self._custom: dict[str, MethodHandler] = {}
@@ -211,6 +217,14 @@ class FakeSlack(SlackMarks, Served):
         with self._lock:
             return copy.deepcopy(self._calls)
 
+    def timed_calls(self) -> list[tuple[float, str, Params]]:
+        """Every call as ``(time.monotonic() of its arrival, method, params)`` (bench/)."""
+        with self._lock:
+            return [
+                (at, m, copy.deepcopy(p))
+                for at, (m, p) in zip(self._call_times, self._calls, strict=True)
+            ]
+
     def calls_to(self, method: str) -> list[Params]:
         return [params for name, params in self.calls if name == method]
 
@@ -229,6 +243,7 @@ class FakeSlack(SlackMarks, Served):
         params = await read_params(request)
         with self._lock:
             self._calls.append((method, copy.deepcopy(params)))
+            self._call_times.append(time.monotonic())
             pending = self._failures.get(method)
             failure = pending.pop(0) if pending else None
             delay = self._delays.get(method, 0.0)
@@ -251,6 +266,8 @@ class FakeSlack(SlackMarks, Served):
             return custom(copy.deepcopy(params))
         if method in MARK_METHODS:
             return self.answer_mark(method, params)
+        if method in STREAM_METHODS:
+            return self.answer_stream(method, params)
         body = self.answer(method, params)
         if body is None:
             return {"ok": False, "error": "unknown_method"}

@@ -1,0 +1,120 @@
+"""A message written as it arrives (Slack's chat streaming: chat.startStream, chat.appendStream,
+chat.stopStream), through slack-sdk's async chat-stream helper; our errors.
+
+The helper starts the stream with the first text it is given and appends each later text
+(its buffer is one character: tomo batches appends itself, app.conversation.stream_writer).
+A stream found again after an uncertain start, or after a restart, is continued with the
+methods themselves: the helper only knows streams it started. A message that can no longer be
+stopped is finished with chat.update.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, cast
+
+from app.slack.client import SlackClient
+from app.slack.errors import SlackError, error_from_exception
+
+if TYPE_CHECKING:
+    from slack_sdk.web.async_chat_stream import AsyncChatStream
+
+logger = logging.getLogger(__name__)
+
+# Refusals that say streaming is not for this workspace or token at all (not for this one
+# conversation): tomo stops trying it until it restarts.
+NOT_FOR_THIS_WORKSPACE = frozenset(
+    {
+        "unknown_method",
+        "not_allowed",
+        "not_allowed_token_type",
+        "feature_not_enabled",
+        "missing_scope",
+        "access_denied",
+        "accesslimited",
+        "enterprise_is_restricted",
+        "method_deprecated",
+        "deprecated_endpoint",
+    }
+)
+GOV_SLACK_HOST = "slack-gov.com"  # GovSlack's Web API (no chat streaming there)
+
+
+class MessageStream:
+    """One streamed message: `start` it, `append` to it, `stop` it."""
+
+    def __init__(self, slack: SlackClient, *, channel: str, ts: str | None = None) -> None:
+        self._slack = slack
+        self.channel = channel
+        self.ts = ts  # None until Slack answered the start
+        self._helper: AsyncChatStream | None = None
+
+    @classmethod
+    async def start(
+        cls,
+        slack: SlackClient,
+        *,
+        channel: str,
+        thread_ts: str,
+        recipient_user_id: str | None,
+        recipient_team_id: str | None,
+        text: str,
+    ) -> MessageStream:
+        """Start the message with `text` in the thread (thread_ts "": at the top level, which
+        Slack's reference allows though the helper's signature wants a thread)."""
+        web = await slack.writer()
+        stream = cls(slack, channel=channel)
+        stream._helper = await web.chat_stream(
+            channel=channel,
+            thread_ts=cast(str, thread_ts or None),  # None is left out of the call
+            recipient_user_id=recipient_user_id,
+            recipient_team_id=recipient_team_id,
+            buffer_size=1,
+        )
+        try:
+            await stream._helper.append(markdown_text=text)
+        except Exception as error:
+            raise error_from_exception("chat.startStream", error) from error
+        stream.ts = stream._helper.ts
+        if not stream.ts:
+            raise SlackError("chat.startStream", "answer without ts", uncertain=True)
+        return stream
+
+    async def append(self, text: str) -> None:
+        if self._helper is not None:
+            try:
+                await self._helper.append(markdown_text=text)
+            except Exception as error:
+                raise error_from_exception("chat.appendStream", error) from error
+            return
+        await self._slack.write(
+            "chat.appendStream", channel=self.channel, ts=self.ts, markdown_text=text
+        )
+
+    async def stop(self, text: str, *, metadata: dict[str, Any] | None) -> None:
+        """Finish the message with its last `text` and `metadata` (how it is found again)."""
+        if self._helper is not None:
+            try:
+                await self._helper.stop(markdown_text=text or None, metadata=metadata)
+            except Exception as error:
+                raise error_from_exception("chat.stopStream", error) from error
+            return
+        params: dict[str, Any] = {"channel": self.channel, "ts": self.ts}
+        params |= {"markdown_text": text} if text else {}
+        params |= {"metadata": metadata} if metadata else {}
+        await self._slack.write("chat.stopStream", **params)
+
+
+async def rewrite(
+    slack: SlackClient, *, channel: str, ts: str, text: str, metadata: dict[str, Any] | None
+) -> None:
+    """Give a message its whole text (chat.update with `markdown_text`, as a stream writes it):
+    how a stream that can no longer be stopped or appended to is finished."""
+    params: dict[str, Any] = {"channel": channel, "ts": ts, "markdown_text": text}
+    params |= {"metadata": metadata} if metadata else {}
+    await slack.write("chat.update", **params)
+
+
+def refused_everywhere(error: SlackError) -> bool:
+    """Whether a refused start means streaming is not allowed for this workspace or token."""
+    return not error.uncertain and not error.rate_limited and error.error in NOT_FOR_THIS_WORKSPACE
