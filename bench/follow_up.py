@@ -116,7 +116,7 @@ async def main(args: argparse.Namespace) -> None:
         )
         port = free_port()
         with running(uvicorn("app.main:app", port=port, env=env, log=workdir / "tomo.log")) as tomo:
-            wait_ready(tomo, f"http://127.0.0.1:{port}/healthz")
+            wait_ready(tomo, f"http://127.0.0.1:{port}/readyz", timeout=180.0)
             seen: list[dict] = []
             for n in range(args.conversations):
                 waits.append(await conversation(port, standins, database_url, f"CF{n:04d}", seen))
