@@ -88,13 +88,12 @@ async def test_a_cancelled_job_leaves_it_interrupted(engine: AsyncEngine) -> Non
     assert again is not None and again.id == claim.id and again.chunks is None
 
 
-async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
-    engine: AsyncEngine,
-) -> None:
-    """A cancelled job (its instance's grace is over) ends once its post has settled and its
-    claim is owed: a job handed back to the queue then finds the claim to take over."""
+async def posting(
+    engine: AsyncEngine, *, error: str | None = None
+) -> tuple[claims.Claim, asyncio.Future[str], asyncio.Task[None]]:
+    """A job on a claim whose post is on its way to Slack (settled by setting the future)."""
     claim = await new_claim(engine)
-    await claims.store_chunks(engine, claim.id, ["hello"], error="reply call failed")
+    await claims.store_chunks(engine, claim.id, ["hello"], error=error)
     post: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def job() -> None:
@@ -103,6 +102,15 @@ async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
 
     task = asyncio.create_task(job())
     await asyncio.sleep(0.05)
+    return claim, post, task
+
+
+async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
+    engine: AsyncEngine,
+) -> None:
+    """A cancelled job (its instance's grace is over) ends once its post has settled and its
+    claim is owed: a job handed back to the queue then finds the claim to take over."""
+    claim, post, task = await posting(engine, error="reply call failed")
     task.cancel()
     await asyncio.sleep(0.2)
     assert not task.done()  # the job waits for its post
@@ -120,16 +128,7 @@ async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
 async def test_cancelled_again_while_its_post_is_in_flight_the_claim_is_let_go_when_it_settles(
     engine: AsyncEngine,
 ) -> None:
-    claim = await new_claim(engine)
-    await claims.store_chunks(engine, claim.id, ["hello"])
-    post: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-    async def job() -> None:
-        async with claims.held(engine, claim.id, in_flight=lambda: post):
-            await asyncio.shield(post)
-
-    task = asyncio.create_task(job())
-    await asyncio.sleep(0.05)
+    claim, post, task = await posting(engine)
     task.cancel()
     await asyncio.sleep(0.05)
     task.cancel()
