@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import threading
 import time
@@ -28,6 +29,8 @@ __all__ = ["server"]  # the fixture
 
 pytestmark = pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
 
+# Deploys per test: 2 keeps the PostgreSQL run short; TOMO_TEST_DEPLOYS=10 repeats more.
+DEPLOYS = int(os.environ.get("TOMO_TEST_DEPLOYS", "2"))
 MENTIONS_PER_DEPLOY = 4  # half end within the grace, half are handed back
 GRACE_SECONDS = 8.0  # app.jobs.timers.STOP_GRACE_SECONDS
 REPLY_JOBS = "SELECT status FROM procrastinate_jobs WHERE task_name = 'reply'"
@@ -94,7 +97,7 @@ async def test_rolling_deploys_under_slow_replies_post_each_reply_exactly_once(
     pace = SlowReplies()
     model.pace(pace)
     settings = {"JOB_STALLED_SECONDS": stalled, "JOB_WORKER": "process"}
-    deploys = 3
+    deploys = DEPLOYS
     old = await fleet(server, 2, **settings)
     every = list(old)
     stopping: list[asyncio.Task[list[bool]]] = []
