@@ -3,7 +3,8 @@ app.main:app` processes with JOB_BACKEND=procrastinate on one PostgreSQL databas
 starting two new instances while the two old ones, in the middle of slow replies, get SIGTERM.
 A reply that ends within the stopping instance's grace is posted by it; one that does not is
 handed back and posted by a new instance. Whatever JOB_STALLED_SECONDS is, every mention is
-answered exactly once: none twice, none lost."""
+answered exactly once, none twice, none lost, and no job runs on a second instance while its
+runner lives (a reply ending within the grace is asked of the model once)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.conftest import TEST_DATABASE_URL, purpose_of
+from tests.conftest import TEST_DATABASE_URL, purpose_of, turns_of
 from tests.fakes import FakeModel, FakeSlack
 from tests.jobs.test_fleet import fleet
 from tests.processes import Server, server
@@ -51,7 +52,8 @@ class SlowReplies:
     def __call__(self, number: int, request: dict[str, Any]) -> float:
         if purpose_of(request) != "reply":
             return 0.0
-        found = TAG.search(json.dumps(request["messages"]))
+        # The mention answered is the last turn (memories in the prompt may name others).
+        found = TAG.search(json.dumps(turns_of(request)[-1]))
         if found is None:
             return 0.0
         with self._lock:
