@@ -100,8 +100,8 @@ async def test_rolling_deploys_under_slow_replies_post_each_reply_exactly_once(
 ) -> None:
     """Each deploy: mentions whose replies run on the old instances; two new instances start;
     the old ones get SIGTERM, half the replies ending within the grace (past a short
-    JOB_STALLED_SECONDS), half not (handed back). The next deploy's mentions come while the
-    old instances still stop, and the next deploy begins as soon as they are running."""
+    JOB_STALLED_SECONDS), half not (handed back). The next deploy begins as soon as
+    its mentions' replies run."""
     model.responder = lambda request: "answer" if purpose_of(request) == "reply" else None
     pace = SlowReplies()
     model.pace(pace)
@@ -109,7 +109,7 @@ async def test_rolling_deploys_under_slow_replies_post_each_reply_exactly_once(
     deploys = DEPLOYS
     old = await fleet(server, 2, **settings)
     every = list(old)
-    stopping: list[asyncio.Task[list[bool]]] = []
+    stopped: list[bool] = []
     await mention(slack, old, pace, number=0)
     for number in range(deploys):
         new = await fleet(server, 2, **settings)
@@ -117,13 +117,12 @@ async def test_rolling_deploys_under_slow_replies_post_each_reply_exactly_once(
         await worker_ready(new)  # as a platform's readiness check would have it
         for i in range(MENTIONS_PER_DEPLOY // 2):
             pace.release(f"d{number}m{i}", after=GRACE_SECONDS / 2)
-        stopping.append(
-            asyncio.create_task(gather_stops(old), name=f"deploy {number}: old ones stop")
-        )
+        stopped += await asyncio.gather(*(instance.stop(timeout=40) for instance in old))
+        # The next deploy's mentions once the old ones have stopped: a reply job that a
+        # stopping instance took would be cut off and handed back, wherever it belonged.
         if number + 1 < deploys:
             await mention(slack, new, pace, number=number + 1)
         old = new
-    stopped = [clean for each in await asyncio.gather(*stopping) for clean in each]
     mentions = deploys * MENTIONS_PER_DEPLOY
     try:
         await slack.wait_for_posts(mentions, timeout=60)
@@ -140,6 +139,10 @@ async def test_rolling_deploys_under_slow_replies_post_each_reply_exactly_once(
     run_again = {tag: pace.asked(tag) for tag in within if pace.asked(tag) != 1}
     print(f"JOB_STALLED_SECONDS={stalled}: {len(doubled)} doubled {doubled}, {len(lost)} lost,")
     print(f"  replies within the grace asked again: {run_again}")
+    for tag in run_again:
+        for number, request in enumerate(model.requests):
+            if f"question {tag}" in json.dumps(request):
+                print(f"  {tag}: request {number}: {json.dumps(request['messages'])[-400:]}")
     logs = "\n".join(instance.output() for instance in every)
     assert (doubled, lost, run_again) == ({}, [], {}), logs
     assert all(stopped), logs  # every old instance stopped cleanly, within its grace
@@ -154,10 +157,6 @@ async def worker_ready(instances: list[Server]) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError("\n".join(instance.output() for instance in instances))
-
-
-async def gather_stops(instances: list[Server]) -> list[bool]:
-    return list(await asyncio.gather(*(instance.stop(timeout=40) for instance in instances)))
 
 
 async def test_a_reply_cut_off_at_the_grace_end_is_handed_back_with_its_claim_owed(
