@@ -91,6 +91,10 @@ class Server:
     def output(self) -> str:
         return self._log.read_text(errors="replace")[-6000:]
 
+    def logged(self, text: str) -> bool:
+        """Whether any of this server's lives has logged `text`."""
+        return text in self._log.read_text(errors="replace")
+
     async def message(
         self,
         text: str,

@@ -250,8 +250,11 @@ async def held(
 ) -> AsyncIterator[None]:
     """Work on a claim: whatever exception ends it, the claim is not left `claimed`. While a
     post is still on its way to Slack (`in_flight`, shielded from the cancellation), the
-    claim stays taken until that post has settled, so no other job takes it over meanwhile;
-    if the process ends first, the next start finds it `claimed` and interrupts it."""
+    claim stays taken until that post has settled, so no other job takes it over meanwhile:
+    the job ends once the post has settled and the claim is let go, so a job handed back
+    to the queue finds its claim owed (a second cancellation leaves the release to the
+    post's end). If the process ends first, the next start finds it `claimed` and interrupts
+    it."""
     try:
         yield
     except BaseException as error:
@@ -263,9 +266,12 @@ async def held(
 
         post = in_flight()
         if post is not None and not post.done():
-            post.add_done_callback(lambda _post: _in_background(releasing()))
-        else:
-            await asyncio.shield(releasing())  # a cancelled job still records that it stopped
+            try:
+                await asyncio.wait({post})
+            except asyncio.CancelledError:
+                post.add_done_callback(lambda _post: _in_background(releasing()))
+                raise
+        await asyncio.shield(releasing())  # a cancelled job still records that it stopped
         raise
 
 

@@ -72,6 +72,11 @@ class Child:
         try:
             result = await self._handlers[JobKind(kind)](**kwargs)
             answer = {"op": "done", "id": identifier, "result": result}
+        except asyncio.CancelledError:
+            # Its claim let go: the parent hands the job back to the queue only now.
+            if not self._writer.is_closing():
+                self._writer.write(encode({"op": "cancelled", "id": identifier}))
+            raise
         except Exception as error:
             with log_context(job_id=f"{kind}:{kwargs.get('channel')}:{kwargs.get('thread_ts')}"):
                 logger.exception("%s job failed in the worker", kind)

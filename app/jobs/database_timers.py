@@ -14,7 +14,7 @@ What Procrastinate does, as it is meant to be used:
 - A worker sends a heartbeat; jobs whose worker fell silent for JOB_STALLED_SECONDS (a
   SIGKILL, a lost machine) are run again by the fleet's periodic `stalled` job. A job still
   running when its instance stops (SIGTERM) is given STOP_GRACE_SECONDS, then handed back to
-  the queue for another instance.
+  the queue for another instance; the heartbeat goes on until then (app.jobs.liveness).
 
 A cancel can race a job that has just started: the jobs themselves check that their
 conversation has not moved on (app.conversation.skips), and a post is claimed once
@@ -36,12 +36,13 @@ from typing import Any
 import croniter
 from procrastinate import App, PsycopgConnector, RetryStrategy
 from procrastinate import exceptions as queue_errors
-from procrastinate.jobs import Job, Status
+from procrastinate.jobs import Job
 from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
 
 from app.jobs.backend import BackendName, Handler, Timer, newer, soonest_first
 from app.jobs.kinds import CONVERSATION_JOBS, JobKind, job_id
+from app.jobs.liveness import Keepalive, OnStalled, retry_stalled
 from app.jobs.timers import STOP_GRACE_SECONDS
 
 logger = logging.getLogger(__name__)
@@ -51,8 +52,6 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 CONCURRENCY = 32  # jobs one instance runs at once; they hold no connection while they wait
 POOL_SIZE = 8  # Procrastinate's own connections per instance (our engine has its own pool)
-
-OnStalled = Callable[[JobKind, dict[str, Any]], Awaitable[None]]
 
 # A job cancelled by its instance's stop is handed back (its reply is claimed once anyway);
 # any other failure of ours is caught and logged by the job itself.
@@ -106,6 +105,7 @@ class DatabaseTimers:
         self.app = App(connector=self._connector)
         self._stalled_seconds = stalled_seconds
         self._on_stalled = on_stalled
+        self._keepalive = Keepalive(interval=stalled_seconds / 3)
         self._periodic: dict[str, str] = {}  # kind -> cron
         self._worker: asyncio.Task[None] | None = None
         self._opened = False
@@ -155,14 +155,17 @@ class DatabaseTimers:
                 update_heartbeat_interval=self._stalled_seconds / 3,
                 stalled_worker_timeout=self._stalled_seconds,
                 shutdown_graceful_timeout=STOP_GRACE_SECONDS,
+                worker_middleware=[self._keepalive.middleware],
             ),
             name="procrastinate-worker",
         )
 
     async def stop(self) -> None:
-        """Running jobs get STOP_GRACE_SECONDS; those still running then go back to the queue."""
+        """Running jobs get STOP_GRACE_SECONDS; those still running then go back to the queue.
+        The worker's heartbeat goes on meanwhile: the fleet does not take it for dead."""
         worker, self._worker = self._worker, None
         if worker is not None:
+            beating = asyncio.create_task(self._keepalive.beat_until(worker), name="keepalive")
             worker.cancel()
             try:
                 await worker
@@ -170,6 +173,7 @@ class DatabaseTimers:
                 pass
             except Exception:
                 logger.exception("the Procrastinate worker stopped on an error")
+            await beating
         if self._opened:
             self._opened = False
             await self.app.close_async()
@@ -305,19 +309,5 @@ class DatabaseTimers:
     # -- instances that died -----------------------------------------------------------------
 
     async def retry_stalled(self) -> None:
-        """Jobs left running by an instance that fell silent run again (a reply's claim is
-        handed back first, so the retry can take it over)."""
         manager = await self._manager()
-        stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=self._stalled_seconds)
-        for job in stalled:
-            if job.task_name in CONVERSATION_JOBS and self._on_stalled is not None:
-                await self._on_stalled(JobKind(job.task_name), _details(job))
-            try:
-                await manager.retry_job(job)
-                logger.warning(
-                    "%s was left running by a silent instance; running it again",
-                    job.queueing_lock or job.task_name,
-                )
-            except queue_errors.ConnectorException:
-                # A newer job of the same id waits already: it does this one's work.
-                await manager.finish_job(job, status=Status.FAILED, delete_job=True)
+        await retry_stalled(manager, seconds=self._stalled_seconds, on_stalled=self._on_stalled)

@@ -5,6 +5,7 @@ One JSON object a line:
                   {"op": "cancel", "id": 7}
                   {"op": "ping", "id": 0}
   child → parent  {"op": "done", "id": 7, "result": ...}   {"op": "failed", "id": 7, "error": "..."}
+                  {"op": "cancelled", "id": 7}   (the job stopped on the parent's cancel)
                   {"op": "pong", "id": 0}
                   {"op": "loaded", "id": 0}   (once, when its libraries are imported)
 """

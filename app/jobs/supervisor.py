@@ -164,10 +164,16 @@ class WorkerJobs:
         me = self._identity.snapshot()
         try:
             self._send({"op": "run", "id": identifier, "kind": kind, "kwargs": kwargs, "me": me})
-            return await future
+            # Shielded: a cancelled job still hears how it ended there.
+            return await asyncio.shield(future)
         except asyncio.CancelledError:
             with contextlib.suppress(WorkerError):  # a worker gone has nothing to cancel
                 self._send({"op": "cancel", "id": identifier})
+                # This job ends (and may be handed back to the queue) once it has stopped
+                # there: a reply's claim is owed by then, for whoever runs it again.
+                await asyncio.wait({future}, timeout=STOP_WAIT_SECONDS)
+            if future.done() and not future.cancelled():
+                future.exception()  # its end is this cancellation
             raise
         finally:
             self._pending.pop(identifier, None)
@@ -285,6 +291,8 @@ class WorkerJobs:
                 continue
             if message.get("op") == "done":
                 future.set_result(message.get("result"))
+            elif message.get("op") == "cancelled":
+                future.set_result(None)
             else:
                 future.set_exception(WorkerError(f"failed in the worker: {message.get('error')}"))
 

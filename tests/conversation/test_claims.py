@@ -88,11 +88,12 @@ async def test_a_cancelled_job_leaves_it_interrupted(engine: AsyncEngine) -> Non
     assert again is not None and again.id == claim.id and again.chunks is None
 
 
-async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
-    engine: AsyncEngine,
-) -> None:
+async def posting(
+    engine: AsyncEngine, *, error: str | None = None
+) -> tuple[claims.Claim, asyncio.Future[str], asyncio.Task[None]]:
+    """A job on a claim whose post is on its way to Slack (settled by setting the future)."""
     claim = await new_claim(engine)
-    await claims.store_chunks(engine, claim.id, ["hello"], error="reply call failed")
+    await claims.store_chunks(engine, claim.id, ["hello"], error=error)
     post: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def job() -> None:
@@ -101,16 +102,41 @@ async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
 
     task = asyncio.create_task(job())
     await asyncio.sleep(0.05)
+    return claim, post, task
+
+
+async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
+    engine: AsyncEngine,
+) -> None:
+    """A cancelled job (its instance's grace is over) ends once its post has settled and its
+    claim is owed: a job handed back to the queue then finds the claim to take over."""
+    claim, post, task = await posting(engine, error="reply call failed")
     task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    await asyncio.sleep(0.2)
+    assert not task.done()  # the job waits for its post
     assert await status_of(engine, claim.id) == "claimed"  # nobody may take it over yet
     assert await claims.take_over(engine, claim.id) is None
+    post.set_result("1700000001.000200")
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await status_of(engine, claim.id) == "interrupted"  # as the job ends, not later
+    taken = await claims.take_over(engine, claim.id)
+    assert taken is not None and taken.chunks == ["hello"]
+    assert taken.error == "reply call failed"  # still known to be the apology
+
+
+async def test_cancelled_again_while_its_post_is_in_flight_the_claim_is_let_go_when_it_settles(
+    engine: AsyncEngine,
+) -> None:
+    claim, post, task = await posting(engine)
+    task.cancel()
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert await status_of(engine, claim.id) == "claimed"
     post.set_result("1700000001.000200")
     for _ in range(100):
         if await status_of(engine, claim.id) != "claimed":
             break
         await asyncio.sleep(0.02)
     assert await status_of(engine, claim.id) == "interrupted"
-    taken = await claims.take_over(engine, claim.id)
-    assert taken is not None and taken.chunks == ["hello"]
-    assert taken.error == "reply call failed"  # still known to be the apology

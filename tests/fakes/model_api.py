@@ -26,6 +26,7 @@ from tests.fakes.server import Served, ServerThread
 ChatRequest = dict[str, Any]
 Answer = str | dict[str, Any]
 Responder = Callable[[ChatRequest], Answer | None]
+Pacer = Callable[[int, ChatRequest], float]  # seconds still to wait before answering
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -79,6 +80,7 @@ class FakeModel(Served):
             self.pace = Pace()
             self.stream_starts: list[float] = []  # time.monotonic() of each stream's first chunk
             self.answered: list[float] = []  # time.monotonic() each answer was complete
+            self.pacer: Pacer | None = None
 
     def enqueue(self, *answers: Answer) -> None:
         """Queue answers, used first in, first out."""
@@ -94,6 +96,13 @@ class FakeModel(Served):
         """Sleep ``seconds`` before answering each of the next ``times`` requests."""
         with self._lock:
             self._delays.extend(seconds for _ in range(times))
+
+    def hold(self, pacer: Pacer | None) -> None:
+        """Before answering request number N (0-based, in arrival order), wait while
+        ``pacer(N, request)`` says seconds are left. It is asked again every 50 ms, so a test
+        can hold an answer until it decides, and release it then. Runs on the server thread."""
+        with self._lock:
+            self.pacer = pacer
 
     @property
     def requests(self) -> list[ChatRequest]:
@@ -124,9 +133,15 @@ class FakeModel(Served):
         if not isinstance(body, dict):
             return _error(400, "request body is not a JSON object")
         with self._lock:
+            number = len(self._requests)
             self._requests.append(copy.deepcopy(body))
             failure = self._failures.popleft() if self._failures else None
             delay = self._delays.popleft() if self._delays else 0.0
+            pacer = self.pacer
+        while pacer is not None and pacer(number, body) > 0:
+            await asyncio.sleep(0.05)
+            if await request.is_disconnected():
+                return _error(499, "the client went away")
         if delay > 0:
             await asyncio.sleep(delay)
             if await request.is_disconnected():
