@@ -391,3 +391,38 @@ async def test_a_follow_up_pending_at_a_restart_is_judged_and_answered_once(
     assert decision["follow_up"] and decision["should_respond"]
     assert claims == [{"reason": "mention"}, {"reason": "follow_up"}]
     assert len(slack.posts()) == 2 and purposes(model) == ["reply", "judgment", "reply"]
+
+
+async def test_a_follow_ups_reply_is_streamed_like_a_mentions(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """With STREAM_REPLIES=auto the mention's reply and the follow-up's are both streamed into
+    the thread (a follow-up is a person's request); the follow-up is told from the streamed
+    reply's claim, and the judgment in between is not streamed."""
+    answering(model, reply="for six: the ramen place on 3rd has a big table")
+    model.pace.every, model.pace.size = 0.05, 8
+    settings = {"STREAM_REPLIES": "auto", "MIN_WAIT_SECONDS": SLOW, "FOLLOW_UP_WAIT_SECONDS": 0.2}
+    async with start_tomo(**settings) as tomo:
+        thread = await say(tomo, "app_mention", "<@UBOT> where should we eat tonight?")
+        await wait_for(
+            lambda: [s for s in slack.streams() if s["state"] == "completed"],
+            timeout=20,
+            what="the mention's streamed reply",
+        )
+        follow_up = await say(tomo, "message_thread_reply", "and for six people?", thread_ts=thread)
+        await wait_for(
+            lambda: len([s for s in slack.streams() if s["state"] == "completed"]) >= 2,
+            timeout=20,
+            what="the follow-up's streamed reply",
+        )
+        decision = await decided(tomo, follow_up)
+        claims = await tomo.rows("SELECT reason, status FROM reply ORDER BY id")
+    assert decision["follow_up"] and decision["should_respond"]
+    assert [s["thread_ts"] for s in slack.streams()] == [thread, thread]
+    assert slack.posts() == []  # nothing posted whole
+    assert claims == [
+        {"reason": "mention", "status": "posted"},
+        {"reason": "follow_up", "status": "posted"},
+    ]
+    judged = [r for r in model.requests if purpose_of(r) == "judgment"]
+    assert len(judged) == 1 and not judged[0].get("stream")
