@@ -36,6 +36,10 @@ class DatabaseSettings(BaseSettings):
 
 
 class Settings(DatabaseSettings):
+    # `.env`'s other variables are kept (model_extra; the environment's are not read): a
+    # model provider's key, OPENAI_API_KEY..., which LiteLLM reads (provider_environment).
+    model_config = SettingsConfigDict(extra="allow")
+
     SLACK_SIGNING_SECRET: SecretStr
     SLACK_BOT_TOKEN: SecretStr
     SLACK_API_URL: str = "https://slack.com/api/"
@@ -166,6 +170,13 @@ class Settings(DatabaseSettings):
     @property
     def persona_prompt(self) -> str:
         return self.PERSONA_PROMPT or DEFAULT_PERSONA_PROMPT.format(name=self.PERSONA_NAME)
+
+    @property
+    def provider_environment(self) -> dict[str, str]:
+        """The variables `.env` holds that are not settings (OPENAI_API_KEY, ...), for LiteLLM,
+        which reads a provider's key from the environment (app.llm.provide_environment)."""
+        extra = self.model_extra or {}
+        return {k: v for k, v in extra.items() if isinstance(v, str) and k.isupper()}
 
     @property
     def admin_token(self) -> str | None:

@@ -7,14 +7,11 @@ PostgreSQL URL), that database emptied before each test.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import asyncio
 import contextlib
 import itertools
 import json
+import os
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -30,9 +27,12 @@ from app.jobs.timers import Timers
 from app.main import create_app
 from app.runtime import Runtime
 from app.settings import Settings
+from tests.environment import scrub_environment
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.response_url import FakeResponseUrl
 from tests.signing import sign
+
+scrub_environment()
 
 with warnings.catch_warnings():
     # Imported once here, with its import-time warnings silenced, rather than on the app's
