@@ -17,6 +17,8 @@ DEFAULT_PERSONA_PROMPT = (
     "and colleague: warm, brief, curious and helpful, never pushy. You answer in the language "
     "the conversation is written in."
 )
+# A bot token, as Slack issues it, and once token rotation has refreshed it.
+BOT_TOKEN_PREFIXES = ("xoxb-", "xoxe.xoxb-")
 
 
 class SettingsError(SystemExit):
@@ -141,9 +143,10 @@ class Settings(DatabaseSettings):
             raise ValueError("is not a job backend; allowed: apscheduler or procrastinate")
         database = str(info.data.get("DATABASE_URL", ""))
         if backend == "procrastinate" and not database.startswith(("postgres:", "postgresql")):
+            scheme = database.partition(":")[0] or "empty"
             raise ValueError(
-                "procrastinate keeps its jobs in PostgreSQL: DATABASE_URL must be a "
-                "postgresql:// (or postgres://) URL"
+                "needs PostgreSQL, where it keeps its jobs: DATABASE_URL must be a "
+                f"postgresql:// (or postgres://) URL, not {scheme}"
             )
         return backend
 
@@ -157,6 +160,17 @@ class Settings(DatabaseSettings):
     def _not_empty(cls, value: SecretStr) -> SecretStr:
         if not value.get_secret_value().strip():
             raise ValueError("empty")
+        return value
+
+    @field_validator("SLACK_BOT_TOKEN")
+    @classmethod
+    def _bot_token(cls, value: SecretStr) -> SecretStr:
+        token = value.get_secret_value().strip()
+        if not token.startswith(BOT_TOKEN_PREFIXES):
+            # A token's kind (xoxp- a user's, xapp- an app-level one) is no secret.
+            known = token.startswith(("xox", "xapp-"))
+            what = f"a {token[:5]} token, not a bot token" if known else "not a bot token"
+            raise ValueError(f"is {what} (xoxb-..., or xoxe.xoxb-... once Slack rotates it)")
         return value
 
     @property

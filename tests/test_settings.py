@@ -171,3 +171,42 @@ def test_uvicorn_with_a_copied_env_file_says_which_values_are_empty(tmp_path: Pa
         " (Slack app > OAuth & Permissions)",
     ]
     assert "cp .env.example" not in result.stderr
+
+
+@pytest.mark.parametrize("token", ["xoxb-1-2-abc", "xoxe.xoxb-1-abc"])
+def test_a_bot_token_and_a_rotated_one_are_taken(
+    monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    monkeypatch.chdir("/")
+    settings = load_settings(SLACK_SIGNING_SECRET="s", SLACK_BOT_TOKEN=token)
+    assert settings.SLACK_BOT_TOKEN.get_secret_value() == token
+
+
+def test_uvicorn_with_a_token_that_is_not_a_bot_token_says_so(tmp_path: Path) -> None:
+    user_token = run_uvicorn(
+        tmp_path, SLACK_SIGNING_SECRET="a-secret", SLACK_BOT_TOKEN="xoxp-1-2-3-secretpart"
+    )
+    anything = run_uvicorn(tmp_path, SLACK_SIGNING_SECRET="a-secret", SLACK_BOT_TOKEN="abc")
+    for result in (user_token, anything):
+        assert result.returncode == 1 and result.stdout == ""
+        assert "secretpart" not in result.stderr and "abc" not in result.stderr
+    assert user_token.stderr.splitlines()[1] == (
+        "  SLACK_BOT_TOKEN: is a xoxp- token, not a bot token (xoxb-..., or xoxe.xoxb-... once"
+        " Slack rotates it); needs the bot token, xoxb-... (Slack app > OAuth & Permissions)"
+    )
+    assert anything.stderr.splitlines()[1].startswith("  SLACK_BOT_TOKEN: is not a bot token")
+
+
+def test_uvicorn_with_procrastinate_on_sqlite_names_both_settings(tmp_path: Path) -> None:
+    result = run_uvicorn(
+        tmp_path,
+        SLACK_SIGNING_SECRET="a-secret",
+        SLACK_BOT_TOKEN="xoxb-a-token",
+        JOB_BACKEND="procrastinate",
+        DATABASE_URL="sqlite:///./tomo.db",
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines()[1] == (
+        "  JOB_BACKEND: 'procrastinate' needs PostgreSQL, where it keeps its jobs: DATABASE_URL"
+        " must be a postgresql:// (or postgres://) URL, not sqlite"
+    )
