@@ -26,9 +26,9 @@ from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
 from app.core import Core, build_core, freeze_after_litellm, load_slack_sdk
-from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
+from app.db.reachable import DatabaseUnreachable, open_database
 from app.job_services import JobServices
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
@@ -199,7 +199,11 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     # Loaded from the very start, alongside the database's start-up, so the first mention's
     # "on it" does not wait for it.
     loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
-    engine = create_engine(settings.DATABASE_URL)
+    try:
+        engine = await open_database(settings.DATABASE_URL)
+    except DatabaseUnreachable:
+        loading.cancel()
+        raise
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine)
     runtime.background.add(loading)
