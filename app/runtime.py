@@ -37,6 +37,7 @@ from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
 from app.memory.refresh import MemoryService
+from app.model_keys import CHECKING, check_model_key
 from app.settings import Settings
 from app.slack.client import SlackClient
 
@@ -55,6 +56,8 @@ class Runtime(Core):
     timer_policy: TimerPolicy = field(kw_only=True)
     intake: Intake = field(kw_only=True)
     background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
+    # Inline: the model key check's outcome (app.model_keys), None until LiteLLM is loaded.
+    model_key: str | None = field(default=None, kw_only=True)
 
     @property
     def worker(self) -> WorkerJobs | None:
@@ -98,6 +101,16 @@ class Runtime(Core):
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
                 replying=await self.timers.replies_running(),
             )
+
+    @property
+    def model_key_state(self) -> str:
+        """`ok`, `checking` while LiteLLM loads, or why the models cannot be asked (no key):
+        where jobs run, the job worker or this process, checked it."""
+        known = self.worker.model_key if self.worker is not None else self.model_key
+        return known or CHECKING
+
+    async def check_model_key(self) -> None:
+        self.model_key = await check_model_key(self.settings)
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(coroutine, name=name)
@@ -227,6 +240,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         llm_module.preload()
         runtime.spawn(freeze_after_litellm(), "gc-freeze")
+        runtime.spawn(runtime.check_model_key(), "model-key")
     else:
         gc.freeze()  # LiteLLM is the worker's: everything this process needs is loaded
     try:
