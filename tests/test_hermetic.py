@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import hypothesis
+
 from app.settings import Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -128,3 +130,10 @@ def test_the_settings_and_offline_tests_pass_with_every_setting_in_dotenv_and_en
     summary = result.stdout.strip().splitlines()[-1:] or [result.stderr]
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert " passed" in summary[0] and "failed" not in summary[0]
+
+
+def test_no_property_test_has_a_deadline() -> None:
+    """hypothesis's default of 200 ms per example fails a property test on a busy machine: the
+    tests' profile (tests/conftest.py) has none, nor the "too slow" health check."""
+    assert hypothesis.settings.default.deadline is None
+    assert hypothesis.HealthCheck.too_slow in hypothesis.settings.default.suppress_health_check

@@ -44,7 +44,7 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
     assert model.requests == []
 
     await tomo.start()
-    await slack.wait_for_posts(1, timeout=15)
+    await slack.wait_for_posts(1)
     await asyncio.sleep(0.5)
     assert await tomo.stop(), tomo.output()
     assert len(slack.posts()) == 1 and slack.posts()[0]["thread_ts"] is None
@@ -62,13 +62,13 @@ async def test_sigterm_finishes_a_reply_in_progress_and_a_delayed_reply_survives
     await wait_for_reply_job(tomo, timeout=20)
     model.delay(1.0)  # the mention's reply is still being written when SIGTERM comes
     mention = await tomo.message("<@UBOT> hello!", channel="C2")
-    await model.wait_for_requests(2, timeout=5)
+    await model.wait_for_requests(2)
     assert await tomo.stop(), tomo.output()
     posts = slack.posts()
     assert len(posts) == 1 and posts[0]["thread_ts"] == mention  # finished, not cut off
 
     await tomo.start()
-    await slack.wait_for_posts(2, timeout=10)
+    await slack.wait_for_posts(2)
     await asyncio.sleep(0.5)
     jobs = await tomo.jobs()
     assert await tomo.stop(), tomo.output()
@@ -87,7 +87,7 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
     model.delay(1.0)
     async with start_tomo() as tomo:
         mention = await tomo.message("<@UBOT> are you still there?")
-        await model.wait_for_requests(1, timeout=3)
+        await model.wait_for_requests(1)
         running = tomo.memory_timers.running_jobs
         for task in running:
             task.cancel()
@@ -97,10 +97,9 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
     assert left == [{"status": "interrupted"}] and slack.posts() == []
 
     async with start_tomo() as tomo:
-        (post,) = await slack.wait_for_posts(1, timeout=3)
+        (post,) = await slack.wait_for_posts(1)
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=3,
             what="the finished reply",
         )
         await asyncio.sleep(0.3)
@@ -114,10 +113,9 @@ async def test_a_reply_posted_but_not_marked_finished_is_not_posted_again(
 ) -> None:
     async with start_tomo() as tomo:
         await tomo.message("<@UBOT> hello")
-        await slack.wait_for_posts(1, timeout=3)
+        await slack.wait_for_posts(1)
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=3,
             what="the finished reply",
         )
         # As if the process stopped between storing the post and finishing the claim.
@@ -139,30 +137,25 @@ async def wait_for_reply_job(tomo: Server, *, timeout: float) -> None:
         await asyncio.sleep(0.2)
 
 
-async def test_the_first_mention_after_a_start_shows_on_it_within_a_second(
+async def test_the_first_mention_after_a_start_shows_on_it_then_replies(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
     """With the job worker (the default), the reply waits for a process that may still be
-    importing LiteLLM; the sign comes from the web process at once all the same."""
+    importing LiteLLM; the sign comes from the web process all the same. (How soon it comes,
+    a time budget, is bench.onit's: `first_max_ms`.)"""
     model.enqueue("here!")
     tomo = server()
     await tomo.start()
     ts = next_ts()
     slack.add_message("C1", ts=ts, text="<@UBOT> first!", user="U1")
     await tomo.message("<@UBOT> first!", ts=ts)
-    acknowledged = time.monotonic()
-    await wait_for(
-        lambda: slack.calls_to("assistant.threads.setStatus"), timeout=5, what="the sign"
-    )
-    shown_after = time.monotonic() - acknowledged
+    await wait_for(lambda: slack.calls_to("assistant.threads.setStatus"), what="the sign")
     await slack.wait_for_posts(1, timeout=30)
     await wait_for(
         lambda: len(slack.calls_to("assistant.threads.setStatus")) == 2,
-        timeout=5,
         what="the sign cleared",
     )
     assert await tomo.stop(), tomo.output()
-    assert shown_after < 1.0, f"the sign came {shown_after:.2f} s after the acknowledgement"
     methods = [
         m for m, _ in slack.calls if m in ("assistant.threads.setStatus", "chat.postMessage")
     ]
@@ -184,13 +177,13 @@ async def test_killed_while_the_sign_is_up_the_restart_answers_once_and_clears_i
     ts = next_ts()
     slack.add_message("D1", ts=ts, text="are you there?", user="U1")
     await tomo.message("are you there?", channel="D1", channel_type="im", ts=ts)
-    await wait_for(lambda: slack.reactions("D1", ts) == ["eyes"], timeout=5, what="the sign")
+    await wait_for(lambda: slack.reactions("D1", ts) == ["eyes"], what="the sign")
     await model.wait_for_requests(1, timeout=30)
     await tomo.kill()  # kill -9: no chance to clear anything
 
     await tomo.start()
     (post,) = await slack.wait_for_posts(1, timeout=30)
-    await wait_for(lambda: slack.reactions("D1", ts) == [], timeout=10, what="the sign cleared")
+    await wait_for(lambda: slack.reactions("D1", ts) == [], what="the sign cleared")
     await asyncio.sleep(0.5)
     assert await tomo.stop(), tomo.output()
     assert post["channel"] == "D1" and len(slack.posts()) == 1

@@ -28,6 +28,11 @@ async def read_params(request: Request) -> dict[str, Any]:
     return params
 
 
+# How long a test waits for a condition before it fails: generous, since the suite runs on a
+# busy 2-core machine; a condition that comes sooner ends the wait at once.
+WAIT_SECONDS = 30.0
+
+
 async def wait_until(count: Callable[[], int], n: int, within: float, what: str) -> None:
     """Poll ``count()`` from any event loop until it reaches ``n`` or time out."""
     deadline = time.monotonic() + within

@@ -35,7 +35,7 @@ class ServerThread:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, timeout: float = 5.0) -> None:
+    def start(self, timeout: float = 30.0) -> None:
         if self.running:
             raise RuntimeError(f"{self._name} is already running")
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

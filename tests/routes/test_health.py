@@ -43,9 +43,7 @@ async def test_unreachable_database_gives_503_and_recovery_gives_200(
         runtime = tomo.runtime
         assert (await tomo.client.get("/healthz")).status_code == 200
         # Start-up's channel sync done, so no connection is checked out while it goes away.
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM channel"), timeout=3, what="the channel sync"
-        )
+        await wait_for(lambda: tomo.rows("SELECT 1 FROM channel"), what="the channel sync")
         await asyncio.sleep(0.1)
         if database_url.startswith("sqlite"):
             # The database's directory goes away (a lost volume): no connection can open it.
