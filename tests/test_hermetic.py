@@ -123,7 +123,9 @@ def test_the_settings_and_offline_tests_pass_with_every_setting_in_dotenv_and_en
     code = (
         "import sys, pytest\n"
         f"sys.exit(pytest.main({[str(PROJECT_ROOT / m) for m in modules]!r} + "
-        f"['-q', '-p', 'no:cacheprovider', '--rootdir', {str(PROJECT_ROOT)!r}]))\n"
+        # Not the modules' uvicorn processes: their environment is their own.
+        f"['-q', '-p', 'no:cacheprovider', '-k', 'not uvicorn', '--rootdir', "
+        f"{str(PROJECT_ROOT)!r}]))\n"
     )
     environment = {name: value for name, value in FILLED.items()}
     result = python(code, cwd=tmp_path, env=environment)
