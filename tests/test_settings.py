@@ -13,6 +13,7 @@ from app.settings import SettingsError, load_settings
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 REQUIRED = {"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1"}
+SLACK = {"SLACK_SIGNING_SECRET": "a-secret", "SLACK_BOT_TOKEN": "xoxb-a-token"}
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,13 +141,7 @@ def run_uvicorn(cwd: Path, **environment: str) -> subprocess.CompletedProcess[st
 
 
 def test_uvicorn_with_a_bad_setting_prints_one_block_and_exits(tmp_path: Path) -> None:
-    result = run_uvicorn(
-        tmp_path,
-        SLACK_SIGNING_SECRET="a-secret",
-        SLACK_BOT_TOKEN="xoxb-a-token",
-        JITTER_RATIO="2",
-        JOB_WORKER="threads",
-    )
+    result = run_uvicorn(tmp_path, **SLACK, JITTER_RATIO="2", JOB_WORKER="threads")
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
@@ -199,11 +194,7 @@ def test_uvicorn_with_a_token_that_is_not_a_bot_token_says_so(tmp_path: Path) ->
 
 def test_uvicorn_with_procrastinate_on_sqlite_names_both_settings(tmp_path: Path) -> None:
     result = run_uvicorn(
-        tmp_path,
-        SLACK_SIGNING_SECRET="a-secret",
-        SLACK_BOT_TOKEN="xoxb-a-token",
-        JOB_BACKEND="procrastinate",
-        DATABASE_URL="sqlite:///./tomo.db",
+        tmp_path, **SLACK, JOB_BACKEND="procrastinate", DATABASE_URL="sqlite:///./tomo.db"
     )
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.splitlines()[1] == (

@@ -10,9 +10,7 @@ import pytest
 from sqlalchemy import make_url
 
 from app.db.reachable import DatabaseUnreachable, open_database
-from tests.test_settings import run_uvicorn
-
-SLACK = {"SLACK_SIGNING_SECRET": "a-secret", "SLACK_BOT_TOKEN": "xoxb-a-token"}
+from tests.test_settings import SLACK, run_uvicorn
 
 
 def closed_port() -> int:
