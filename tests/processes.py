@@ -44,7 +44,7 @@ class Server:
         self._process: asyncio.subprocess.Process | None = None
         self._events = 0
 
-    async def start(self, timeout: float = 20.0) -> None:
+    async def start(self, timeout: float = 60.0) -> None:
         command = [sys.executable, "-m", "uvicorn", "app.main:app"]
         command += ["--host", "127.0.0.1", "--port", str(self.port)]
         with self._log.open("ab") as log:
@@ -62,7 +62,7 @@ class Server:
                 await asyncio.sleep(0.1)
         raise AssertionError(f"the server did not become healthy:\n{self.output()}")
 
-    async def stop(self, timeout: float = 15.0) -> bool:
+    async def stop(self, timeout: float = 60.0) -> bool:
         """SIGTERM; True when the process shut down cleanly: the lifespan finished and the
         exit status is 0 or SIGTERM's own (uvicorn >= 0.29 re-raises the signal it handled
         once its graceful shutdown is complete, as a process manager expects)."""
