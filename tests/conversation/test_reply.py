@@ -260,7 +260,11 @@ async def test_model_outage_on_a_mention_posts_a_short_apology(
     async with start_tomo(MIN_WAIT_SECONDS=30, LLM_MAX_RETRIES=0) as tomo:
         ts = await tomo.message("<@UBOT> are you ok?")
         (post,) = await slack.wait_for_posts(1)
-        await asyncio.sleep(0.2)
+
+        async def claim_failed() -> bool:  # the apology is posted, then the claim marked
+            return [c["status"] for c in await claims(tomo)] == ["failed"]
+
+        await wait_for(claim_failed, what="the claim marked failed")
         health = await tomo.client.get("/healthz")
         (claim,) = await claims(tomo)
     assert post["thread_ts"] == ts and 0 < len(post["text"]) < 300

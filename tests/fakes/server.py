@@ -52,6 +52,10 @@ class ServerThread:
             ws="none",
             loop="asyncio",
             timeout_graceful_shutdown=1,
+            # Idle connections stay open (uvicorn closes them after 5 s): a client's pooled
+            # connection closed just as it sends fails with "Server disconnected", which a
+            # slow machine made likely (an Anthropic-model judgment failed so).
+            timeout_keep_alive=300,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
