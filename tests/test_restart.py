@@ -20,6 +20,7 @@ from tests.conftest import (
     wait_for,
 )
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.processes import Server, server
 
 __all__ = ["server"]  # the fixture
@@ -36,7 +37,7 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
     answer_by_purpose(model, judgment=judgment_json(True, delay=0))
-    tomo = server()
+    tomo = server(MIN_WAIT_SECONDS="10")  # still pending at the SIGTERM, however busy the machine
     await tomo.start()
     await tomo.message("is anyone around this weekend?")
     assert [job["id"] for job in await tomo.jobs() if job["kind"] == "judgment"] == ["judgment:C1:"]
@@ -44,7 +45,7 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
     assert model.requests == []
 
     await tomo.start()
-    await slack.wait_for_posts(1)
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(0.5)
     assert await tomo.stop(), tomo.output()
     assert len(slack.posts()) == 1 and slack.posts()[0]["thread_ts"] is None
@@ -54,21 +55,22 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
 async def test_sigterm_finishes_a_reply_in_progress_and_a_delayed_reply_survives(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
-    answer_by_purpose(model, judgment=judgment_json(True, delay=3))
+    # The reply is due 10 s after its judgment: long enough to see its timer on a busy machine.
+    answer_by_purpose(model, judgment=judgment_json(True, delay=10))
     tomo = server()
     await tomo.start()
     await tomo.message("what a quiet day")
     # Polled gently: the server is importing LiteLLM on a thread meanwhile.
-    await wait_for_reply_job(tomo, timeout=20)
+    await wait_for_reply_job(tomo, timeout=WORKER_WAIT_SECONDS)
     model.delay(1.0)  # the mention's reply is still being written when SIGTERM comes
     mention = await tomo.message("<@UBOT> hello!", channel="C2")
-    await model.wait_for_requests(2)
+    await model.wait_for_requests(2, timeout=WORKER_WAIT_SECONDS)
     assert await tomo.stop(), tomo.output()
     posts = slack.posts()
     assert len(posts) == 1 and posts[0]["thread_ts"] == mention  # finished, not cut off
 
     await tomo.start()
-    await slack.wait_for_posts(2)
+    await slack.wait_for_posts(2, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(0.5)
     jobs = await tomo.jobs()
     assert await tomo.stop(), tomo.output()
@@ -150,7 +152,7 @@ async def test_the_first_mention_after_a_start_shows_on_it_then_replies(
     slack.add_message("C1", ts=ts, text="<@UBOT> first!", user="U1")
     await tomo.message("<@UBOT> first!", ts=ts)
     await wait_for(lambda: slack.calls_to("assistant.threads.setStatus"), what="the sign")
-    await slack.wait_for_posts(1, timeout=30)
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await wait_for(
         lambda: len(slack.calls_to("assistant.threads.setStatus")) == 2,
         what="the sign cleared",
@@ -178,11 +180,11 @@ async def test_killed_while_the_sign_is_up_the_restart_answers_once_and_clears_i
     slack.add_message("D1", ts=ts, text="are you there?", user="U1")
     await tomo.message("are you there?", channel="D1", channel_type="im", ts=ts)
     await wait_for(lambda: slack.reactions("D1", ts) == ["eyes"], what="the sign")
-    await model.wait_for_requests(1, timeout=30)
+    await model.wait_for_requests(1, timeout=WORKER_WAIT_SECONDS)
     await tomo.kill()  # kill -9: no chance to clear anything
 
     await tomo.start()
-    (post,) = await slack.wait_for_posts(1, timeout=30)
+    (post,) = await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await wait_for(lambda: slack.reactions("D1", ts) == [], what="the sign cleared")
     await asyncio.sleep(0.5)
     assert await tomo.stop(), tomo.output()

@@ -19,9 +19,10 @@ from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.conversation.test_on_it import mention, settled, story
 from tests.conversation.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.memory.test_refresh import Answers, some_talk
 
-IMPORT_TIMEOUT = 30  # the worker imports LiteLLM before its first call (seconds on a busy CI)
+IMPORT_TIMEOUT = WORKER_WAIT_SECONDS  # the worker imports LiteLLM before its first call
 
 
 async def answering_worker(tomo: Tomo) -> WorkerJobs:
