@@ -58,6 +58,9 @@ def _load() -> ModuleType:
     with _loading:
         if _module is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # LiteLLM loads a `.env` into os.environ when imported, except in this mode (its
+            # only effect): tomo reads `.env` through its settings alone (provide_environment).
+            os.environ["LITELLM_MODE"] = "PRODUCTION"
             module = importlib.import_module("litellm")
             # The OpenAI client LiteLLM calls OpenAI-compatible models with imports its API
             # resources on first use (openai.resources: seconds on a busy machine, holding the
@@ -67,6 +70,14 @@ def _load() -> ModuleType:
             module.__dict__.update(suppress_debug_info=True, telemetry=False)
             _module = module
     return _module
+
+
+def provide_environment(settings: Settings) -> None:
+    """The variables of the settings' `.env` that are not settings (a provider's own key, as
+    OPENAI_API_KEY) into this process's environment, where LiteLLM reads them; a variable the
+    environment already has wins."""
+    for name, value in settings.provider_environment.items():
+        os.environ.setdefault(name, value)
 
 
 def _preload() -> None:
@@ -141,6 +152,7 @@ class LLM:
     ) -> None:
         self._settings = settings
         self._sessions = sessions
+        provide_environment(settings)
         self.models = {
             "reply": settings.LLM_MODEL,
             "judgment": settings.judgment_model,

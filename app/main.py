@@ -11,8 +11,9 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from app.db.reachable import DatabaseUnreachable
 from app.logs import setup_logging
 from app.routes import admin, admin_api, admin_page, commands, events, health, ready
 from app.runtime import running
@@ -27,8 +28,22 @@ class Tomo(FastAPI):
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == events.PATH:
             scope["app"] = self
             await events.serve(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await super().__call__(scope, receive, self._plainly(send))
         else:
             await super().__call__(scope, receive, send)
+
+    def _plainly(self, send: Send) -> Send:
+        """A start-up stopped by a problem an operator fixes (the database unreachable) is
+        reported as its one block, not as Starlette's traceback of it."""
+
+        async def sending(message: Message) -> None:
+            problem = getattr(self.state, "startup_problem", None)
+            if message["type"] == "lifespan.startup.failed" and problem:
+                message = {**message, "message": problem}
+            await send(message)
+
+        return sending
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -36,7 +51,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resolved = settings or load_settings()
         setup_logging(level=resolved.LOG_LEVEL, fmt=resolved.LOG_FORMAT)
-        async with running(resolved) as runtime:
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                runtime = await stack.enter_async_context(running(resolved))
+            except DatabaseUnreachable as error:
+                app.state.startup_problem = str(error)
+                raise
             app.state.runtime = runtime
             yield
 

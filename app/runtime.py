@@ -26,9 +26,10 @@ from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
 from app.core import Core, build_core, load_job_libraries, load_slack_sdk
-from app.db.engine import create_engine, sqlite_reader
+from app.db.engine import sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
+from app.db.reachable import DatabaseUnreachable, open_database
 from app.job_services import JobServices
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
@@ -37,6 +38,7 @@ from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
 from app.memory.refresh import MemoryService
+from app.model_keys import CHECKING, check_model_key
 from app.retention.erase import Eraser
 from app.retention.guard import installed_again, unless_workspace_gone, workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
@@ -60,6 +62,8 @@ class Runtime(Core):
     eraser: Eraser = field(kw_only=True)
     purge: Purge = field(kw_only=True)
     background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
+    # Inline: the model key check's outcome (app.model_keys), None until LiteLLM is loaded.
+    model_key: str | None = field(default=None, kw_only=True)
 
     @property
     def worker(self) -> WorkerJobs | None:
@@ -104,6 +108,16 @@ class Runtime(Core):
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
                 replying=await self.timers.replies_running(),
             )
+
+    @property
+    def model_key_state(self) -> str:
+        """`ok`, `checking` while LiteLLM loads, or why the models cannot be asked (no key):
+        where jobs run, the job worker or this process, checked it."""
+        known = self.worker.model_key if self.worker is not None else self.model_key
+        return known or CHECKING
+
+    async def check_model_key(self) -> None:
+        self.model_key = await check_model_key(self.settings)
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(coroutine, name=name)
@@ -238,7 +252,11 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     # Loaded from the very start, alongside the database's start-up, so the first mention's
     # "on it" does not wait for it.
     loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
-    engine = create_engine(settings.DATABASE_URL)
+    try:
+        engine = await open_database(settings.DATABASE_URL)
+    except DatabaseUnreachable:
+        loading.cancel()
+        raise
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine)
     runtime.background.add(loading)
@@ -268,6 +286,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     if runtime.services is not None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         runtime.spawn(load_job_libraries(), "job-libraries")
+        runtime.spawn(runtime.check_model_key(), "model-key")
     else:
         gc.freeze()  # LiteLLM is the worker's: everything this process needs is loaded
     try:

@@ -17,6 +17,8 @@ DEFAULT_PERSONA_PROMPT = (
     "and colleague: warm, brief, curious and helpful, never pushy. You answer in the language "
     "the conversation is written in."
 )
+# A bot token, as Slack issues it, and once token rotation has refreshed it.
+BOT_TOKEN_PREFIXES = ("xoxb-", "xoxe.xoxb-")
 
 
 class SettingsError(SystemExit):
@@ -36,6 +38,10 @@ class DatabaseSettings(BaseSettings):
 
 
 class Settings(DatabaseSettings):
+    # `.env`'s other variables are kept (model_extra; the environment's are not read): a
+    # model provider's key, OPENAI_API_KEY..., which LiteLLM reads (provider_environment).
+    model_config = SettingsConfigDict(extra="allow")
+
     SLACK_SIGNING_SECRET: SecretStr
     SLACK_BOT_TOKEN: SecretStr
     SLACK_API_URL: str = "https://slack.com/api/"
@@ -156,9 +162,10 @@ class Settings(DatabaseSettings):
             raise ValueError("is not a job backend; allowed: apscheduler or procrastinate")
         database = str(info.data.get("DATABASE_URL", ""))
         if backend == "procrastinate" and not database.startswith(("postgres:", "postgresql")):
+            scheme = database.partition(":")[0] or "empty"
             raise ValueError(
-                "procrastinate keeps its jobs in PostgreSQL: DATABASE_URL must be a "
-                "postgresql:// (or postgres://) URL"
+                "needs PostgreSQL, where it keeps its jobs: DATABASE_URL must be a "
+                f"postgresql:// (or postgres://) URL, not {scheme}"
             )
         return backend
 
@@ -198,6 +205,17 @@ class Settings(DatabaseSettings):
             raise ValueError("empty")
         return value
 
+    @field_validator("SLACK_BOT_TOKEN")
+    @classmethod
+    def _bot_token(cls, value: SecretStr) -> SecretStr:
+        token = value.get_secret_value().strip()
+        if not token.startswith(BOT_TOKEN_PREFIXES):
+            # A token's kind (xoxp- a user's, xapp- an app-level one) is no secret.
+            known = token.startswith(("xox", "xapp-"))
+            what = f"a {token[:5]} token, not a bot token" if known else "not a bot token"
+            raise ValueError(f"is {what} (xoxb-..., or xoxe.xoxb-... once Slack rotates it)")
+        return value
+
     @property
     def judgment_model(self) -> str:
         return self.LLM_JUDGMENT_MODEL or self.LLM_MODEL
@@ -209,6 +227,13 @@ class Settings(DatabaseSettings):
     @property
     def persona_prompt(self) -> str:
         return self.PERSONA_PROMPT or DEFAULT_PERSONA_PROMPT.format(name=self.PERSONA_NAME)
+
+    @property
+    def provider_environment(self) -> dict[str, str]:
+        """The variables `.env` holds that are not settings (OPENAI_API_KEY, ...), for LiteLLM,
+        which reads a provider's key from the environment (app.llm.provide_environment)."""
+        extra = self.model_extra or {}
+        return {k: v for k, v in extra.items() if isinstance(v, str) and k.isupper()}
 
     @property
     def admin_token(self) -> str | None:

@@ -27,6 +27,7 @@ from app.jobs.child import Child
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode
 from app.logs import setup_logging
+from app.model_keys import check_model_key
 from app.settings import load_settings
 
 logger = logging.getLogger(__name__)
@@ -53,10 +54,13 @@ def _handlers(services: JobServices) -> Mapping[JobKind, Handler]:
     }
 
 
-async def _tell_when_loaded(writer: asyncio.StreamWriter, *imports: asyncio.Task[None]) -> None:
-    await asyncio.wait(imports)
+async def _tell_when_loaded(
+    writer: asyncio.StreamWriter, model_key: asyncio.Task[str], *imports: asyncio.Task[None]
+) -> None:
+    """Once the imports are done: `loaded`, with what the model key check found."""
+    await asyncio.wait([model_key, *imports])
     if not writer.is_closing():
-        writer.write(encode({"op": "loaded", "id": 0}))
+        writer.write(encode({"op": "loaded", "id": 0, "model_key": model_key.result()}))
 
 
 async def main(fd: int) -> None:
@@ -82,13 +86,15 @@ async def main(fd: int) -> None:
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd))
     # Until then the parent keeps quick work (the "on it" sign) to itself, and its /readyz
     # says 503: an import holds this interpreter's lock for seconds.
-    telling = asyncio.create_task(_tell_when_loaded(writer, loading))
+    checking = asyncio.create_task(check_model_key(settings))  # a WARNING when there is none
+    telling = asyncio.create_task(_tell_when_loaded(writer, checking, loading))
     logger.info("job worker ready (pid %d)", os.getpid())
     try:
         child = Child(handlers=_handlers(core.services), identity=core.identity, writer=writer)
         await child.serve(reader)
     finally:
         telling.cancel()
+        checking.cancel()
         loading.cancel()
         writer.close()
         await core.close()

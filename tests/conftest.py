@@ -7,14 +7,11 @@ PostgreSQL URL), that database emptied before each test.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import asyncio
 import contextlib
 import itertools
 import json
+import os
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -22,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import hypothesis
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
@@ -30,9 +28,19 @@ from app.jobs.timers import Timers
 from app.main import create_app
 from app.runtime import Runtime
 from app.settings import Settings
+from tests.environment import scrub_environment
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.fakes.response_url import FakeResponseUrl
 from tests.signing import sign
+
+scrub_environment()
+# Nor the machine's speed: no per-example deadline (hypothesis's is 200 ms) and no "too slow"
+# health check for any property test; a test's own @settings keeps these unless it says.
+hypothesis.settings.register_profile(
+    "tomo", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow]
+)
+hypothesis.settings.load_profile("tomo")
 
 with warnings.catch_warnings():
     # Imported once here, with its import-time warnings silenced, rather than on the app's
@@ -279,7 +287,10 @@ class Tomo:
 
 
 async def wait_for(
-    predicate: Callable[[], Awaitable[object] | object], *, timeout: float = 5.0, what: str = "it"
+    predicate: Callable[[], Awaitable[object] | object],
+    *,
+    timeout: float = WAIT_SECONDS,
+    what: str = "it",
 ) -> None:
     deadline = time.monotonic() + timeout
     while True:
@@ -344,9 +355,9 @@ def start_tomo(slack: FakeSlack, model: FakeModel, database_url: str) -> StartTo
                 if wait_identity:
                     # Start-up's background work: auth.test, then the channel directory.
                     start_up = [t for t in runtime.background if t.get_name() == "identity"]
-                    await asyncio.wait_for(runtime.identity.known.wait(), 5)
+                    await asyncio.wait_for(runtime.identity.known.wait(), WAIT_SECONDS)
                     if start_up:
-                        await asyncio.wait(start_up, timeout=5)
+                        await asyncio.wait(start_up, timeout=WAIT_SECONDS)
                 yield Tomo(client, runtime, slack)
 
     return run

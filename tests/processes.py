@@ -44,7 +44,7 @@ class Server:
         self._process: asyncio.subprocess.Process | None = None
         self._events = 0
 
-    async def start(self, timeout: float = 20.0, *, healthy: bool = True) -> None:
+    async def start(self, timeout: float = 60.0, *, healthy: bool = True) -> None:
         """Start the process and wait until /healthz is 200 with tomo's user id known (with
         `healthy=False`, return at once)."""
         command = [sys.executable, "-m", "uvicorn", "app.main:app"]
@@ -66,7 +66,7 @@ class Server:
                 await asyncio.sleep(0.1)
         raise AssertionError(f"the server did not become healthy:\n{self.output()}")
 
-    async def stop(self, timeout: float = 15.0) -> bool:
+    async def stop(self, timeout: float = 60.0) -> bool:
         """SIGTERM; True when the process shut down cleanly: the lifespan finished and the
         exit status is 0 or SIGTERM's own (uvicorn >= 0.29 re-raises the signal it handled
         once its graceful shutdown is complete, as a process manager expects)."""

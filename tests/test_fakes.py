@@ -339,7 +339,7 @@ async def test_wait_for_posts(slack: FakeSlack, client: AsyncWebClient) -> None:
         await client.chat_postMessage(channel="C1", text="late")
 
     task = asyncio.create_task(post_later())
-    posts = await slack.wait_for_posts(1, timeout=2)
+    posts = await slack.wait_for_posts(1)
     await task
 
     assert [p["text"] for p in posts] == ["late"]
@@ -445,6 +445,6 @@ async def test_a_stream_is_served_as_events_and_the_plain_path_too(model: FakeMo
     events = [line for line in streamed.text.split("\n\n") if line]
     assert events[-1] == "data: [DONE]" and all(e.startswith("data: ") for e in events)
     assert served.json()["choices"][0]["message"] == {"role": "assistant", "content": "ok"}
-    assert len(await model.wait_for_requests(2, timeout=1)) == 2
+    assert len(await model.wait_for_requests(2)) == 2
     with pytest.raises(AssertionError, match="waiting for 3 chat completion requests"):
         await model.wait_for_requests(3, timeout=0.05)

@@ -1,6 +1,7 @@
 """The dependency locks (scripts/lock): every package pinned with its hashes, nothing but names,
 versions and markers (no index, host or path of the machine that wrote them), pyproject.toml's
-requirements met, and the test lock pinning the same versions as the service's."""
+requirements met, the test lock pinning the same versions as the service's and the bench lock
+the same as the test lock's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-LOCKS = ("requirements.txt", "requirements-test.txt")
+LOCKS = ("requirements.txt", "requirements-test.txt", "requirements-bench.txt")
 HASH = re.compile(r"^ {4}--hash=sha256:[0-9a-f]{64}( \\)?$")
 
 
@@ -67,6 +68,12 @@ def test_pyproject_requirements_are_met_by_the_locks() -> None:
             "requirements-test.txt",
             project["dependencies"] + project["optional-dependencies"]["test"],
         ),
+        (
+            "requirements-bench.txt",
+            project["dependencies"]
+            + project["optional-dependencies"]["test"]
+            + project["optional-dependencies"]["bench"],
+        ),
     ):
         pinned = pins(lock)
         for line in wanted:
@@ -82,3 +89,9 @@ def test_the_test_lock_pins_the_services_versions() -> None:
     service, test = pins("requirements.txt"), pins("requirements-test.txt")
     assert {name: test.get(name) for name in service} == service
     assert {"pytest", "ruff", "mypy", "hypothesis", "psycopg", "playwright"} <= set(test)
+
+
+def test_the_bench_lock_pins_the_test_locks_versions_and_the_baseline() -> None:
+    test, bench = pins("requirements-test.txt"), pins("requirements-bench.txt")
+    assert {name: bench.get(name) for name in test} == test
+    assert "slack-bolt" in bench and "slack-bolt" not in test

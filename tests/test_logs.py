@@ -21,6 +21,7 @@ import httpx
 from app.logs import JsonFormatter, TextFormatter, log_context
 from tests.conftest import ADMIN_TOKEN, SIGNING_SECRET, judgment_json, next_ts, purpose_of
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS, WORKER_WAIT_SECONDS
 from tests.signing import sign
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -94,10 +95,16 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
     listener.close()
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
-            wait_until(lambda: healthy(client, process, stderr_path), timeout=30, what="tomo")
+            wait_until(
+                lambda: healthy(client, process, stderr_path),
+                timeout=WORKER_WAIT_SECONDS,
+                what="tomo",
+            )
             # The job worker imports LiteLLM first: a minute or more on a CPU-starved machine.
             wait_until(
-                lambda: client.get("/readyz").status_code == 200, timeout=120, what="/readyz 200"
+                lambda: client.get("/readyz").status_code == 200,
+                timeout=WORKER_WAIT_SECONDS,
+                what="/readyz 200",
             )
             ts = next_ts()
             message = {"type": "message", "channel": "C1", "user": "U1", "text": "any tips?"}
@@ -109,11 +116,13 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
             forged = client.post("/slack/events", content=body, headers=sign(body, secret="wrong"))
             assert forged.status_code == 401
             client.get("/admin/jobs", headers={"Authorization": "Bearer wrong"})
-            wait_until(lambda: len(slack.posts()) == 2, timeout=15, what="two replies")
+            wait_until(
+                lambda: len(slack.posts()) == 2, timeout=WORKER_WAIT_SECONDS, what="two replies"
+            )
             time.sleep(0.3)
     finally:
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=15)
+        process.wait(timeout=WAIT_SECONDS)
     output = stderr_path.read_text()
     lines = [line for line in output.splitlines() if line.strip()]
 

@@ -20,6 +20,7 @@ from tests.conftest import (
     wait_for,
 )
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.processes import Server, server
 
 __all__ = ["server"]  # the fixture
@@ -36,7 +37,7 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
     answer_by_purpose(model, judgment=judgment_json(True, delay=0))
-    tomo = server()
+    tomo = server(MIN_WAIT_SECONDS="10")  # still pending at the SIGTERM, however busy the machine
     await tomo.start()
     await tomo.message("is anyone around this weekend?")
     assert [job["id"] for job in await tomo.jobs() if job["kind"] == "judgment"] == ["judgment:C1:"]
@@ -44,7 +45,7 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
     assert model.requests == []
 
     await tomo.start()
-    await slack.wait_for_posts(1, timeout=15)
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(0.5)
     assert await tomo.stop(), tomo.output()
     assert len(slack.posts()) == 1 and slack.posts()[0]["thread_ts"] is None
@@ -54,21 +55,22 @@ async def test_sigterm_before_a_judgment_then_restart_judges_and_replies_once(
 async def test_sigterm_finishes_a_reply_in_progress_and_a_delayed_reply_survives(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
-    answer_by_purpose(model, judgment=judgment_json(True, delay=3))
+    # The reply is due 10 s after its judgment: long enough to see its timer on a busy machine.
+    answer_by_purpose(model, judgment=judgment_json(True, delay=10))
     tomo = server()
     await tomo.start()
     await tomo.message("what a quiet day")
     # Polled gently: the server is importing LiteLLM on a thread meanwhile.
-    await wait_for_reply_job(tomo, timeout=20)
+    await wait_for_reply_job(tomo, timeout=WORKER_WAIT_SECONDS)
     model.delay(1.0)  # the mention's reply is still being written when SIGTERM comes
     mention = await tomo.message("<@UBOT> hello!", channel="C2")
-    await model.wait_for_requests(2, timeout=5)
+    await model.wait_for_requests(2, timeout=WORKER_WAIT_SECONDS)
     assert await tomo.stop(), tomo.output()
     posts = slack.posts()
     assert len(posts) == 1 and posts[0]["thread_ts"] == mention  # finished, not cut off
 
     await tomo.start()
-    await slack.wait_for_posts(2, timeout=10)
+    await slack.wait_for_posts(2, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(0.5)
     jobs = await tomo.jobs()
     assert await tomo.stop(), tomo.output()
@@ -87,7 +89,7 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
     model.delay(1.0)
     async with start_tomo() as tomo:
         mention = await tomo.message("<@UBOT> are you still there?")
-        await model.wait_for_requests(1, timeout=3)
+        await model.wait_for_requests(1)
         running = tomo.memory_timers.running_jobs
         for task in running:
             task.cancel()
@@ -97,10 +99,9 @@ async def test_a_reply_cancelled_before_posting_is_answered_after_the_restart(
     assert left == [{"status": "interrupted"}] and slack.posts() == []
 
     async with start_tomo() as tomo:
-        (post,) = await slack.wait_for_posts(1, timeout=3)
+        (post,) = await slack.wait_for_posts(1)
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=3,
             what="the finished reply",
         )
         await asyncio.sleep(0.3)
@@ -114,10 +115,9 @@ async def test_a_reply_posted_but_not_marked_finished_is_not_posted_again(
 ) -> None:
     async with start_tomo() as tomo:
         await tomo.message("<@UBOT> hello")
-        await slack.wait_for_posts(1, timeout=3)
+        await slack.wait_for_posts(1)
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=3,
             what="the finished reply",
         )
         # As if the process stopped between storing the post and finishing the claim.
@@ -139,30 +139,25 @@ async def wait_for_reply_job(tomo: Server, *, timeout: float) -> None:
         await asyncio.sleep(0.2)
 
 
-async def test_the_first_mention_after_a_start_shows_on_it_within_a_second(
+async def test_the_first_mention_after_a_start_shows_on_it_then_replies(
     server: Callable[..., Server], slack: FakeSlack, model: FakeModel
 ) -> None:
     """With the job worker (the default), the reply waits for a process that may still be
-    importing LiteLLM; the sign comes from the web process at once all the same."""
+    importing LiteLLM; the sign comes from the web process all the same. (How soon it comes,
+    a time budget, is bench.onit's: `first_max_ms`.)"""
     model.enqueue("here!")
     tomo = server()
     await tomo.start()
     ts = next_ts()
     slack.add_message("C1", ts=ts, text="<@UBOT> first!", user="U1")
     await tomo.message("<@UBOT> first!", ts=ts)
-    acknowledged = time.monotonic()
-    await wait_for(
-        lambda: slack.calls_to("assistant.threads.setStatus"), timeout=5, what="the sign"
-    )
-    shown_after = time.monotonic() - acknowledged
-    await slack.wait_for_posts(1, timeout=30)
+    await wait_for(lambda: slack.calls_to("assistant.threads.setStatus"), what="the sign")
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await wait_for(
         lambda: len(slack.calls_to("assistant.threads.setStatus")) == 2,
-        timeout=5,
         what="the sign cleared",
     )
     assert await tomo.stop(), tomo.output()
-    assert shown_after < 1.0, f"the sign came {shown_after:.2f} s after the acknowledgement"
     methods = [
         m for m, _ in slack.calls if m in ("assistant.threads.setStatus", "chat.postMessage")
     ]
@@ -184,13 +179,13 @@ async def test_killed_while_the_sign_is_up_the_restart_answers_once_and_clears_i
     ts = next_ts()
     slack.add_message("D1", ts=ts, text="are you there?", user="U1")
     await tomo.message("are you there?", channel="D1", channel_type="im", ts=ts)
-    await wait_for(lambda: slack.reactions("D1", ts) == ["eyes"], timeout=5, what="the sign")
-    await model.wait_for_requests(1, timeout=30)
+    await wait_for(lambda: slack.reactions("D1", ts) == ["eyes"], what="the sign")
+    await model.wait_for_requests(1, timeout=WORKER_WAIT_SECONDS)
     await tomo.kill()  # kill -9: no chance to clear anything
 
     await tomo.start()
-    (post,) = await slack.wait_for_posts(1, timeout=30)
-    await wait_for(lambda: slack.reactions("D1", ts) == [], timeout=10, what="the sign cleared")
+    (post,) = await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
+    await wait_for(lambda: slack.reactions("D1", ts) == [], what="the sign cleared")
     await asyncio.sleep(0.5)
     assert await tomo.stop(), tomo.output()
     assert post["channel"] == "D1" and len(slack.posts()) == 1

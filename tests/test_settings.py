@@ -13,6 +13,7 @@ from app.settings import SettingsError, load_settings
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 REQUIRED = {"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1"}
+SLACK = {"SLACK_SIGNING_SECRET": "a-secret", "SLACK_BOT_TOKEN": "xoxb-a-token"}
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,13 +141,7 @@ def run_uvicorn(cwd: Path, **environment: str) -> subprocess.CompletedProcess[st
 
 
 def test_uvicorn_with_a_bad_setting_prints_one_block_and_exits(tmp_path: Path) -> None:
-    result = run_uvicorn(
-        tmp_path,
-        SLACK_SIGNING_SECRET="a-secret",
-        SLACK_BOT_TOKEN="xoxb-a-token",
-        JITTER_RATIO="2",
-        JOB_WORKER="threads",
-    )
+    result = run_uvicorn(tmp_path, **SLACK, JITTER_RATIO="2", JOB_WORKER="threads")
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
@@ -191,3 +186,38 @@ def test_message_retention_is_at_least_the_memory_windows_or_zero(
         with pytest.raises(SettingsError) as stopped:
             load_settings(**REQUIRED, MESSAGE_RETENTION_DAYS=days, **extra)
         assert "MESSAGE_RETENTION_DAYS" in str(stopped.value), (days, extra)
+
+
+@pytest.mark.parametrize("token", ["xoxb-1-2-abc", "xoxe.xoxb-1-abc"])
+def test_a_bot_token_and_a_rotated_one_are_taken(
+    monkeypatch: pytest.MonkeyPatch, token: str
+) -> None:
+    monkeypatch.chdir("/")
+    settings = load_settings(SLACK_SIGNING_SECRET="s", SLACK_BOT_TOKEN=token)
+    assert settings.SLACK_BOT_TOKEN.get_secret_value() == token
+
+
+def test_uvicorn_with_a_token_that_is_not_a_bot_token_says_so(tmp_path: Path) -> None:
+    user_token = run_uvicorn(
+        tmp_path, SLACK_SIGNING_SECRET="a-secret", SLACK_BOT_TOKEN="xoxp-1-2-3-secretpart"
+    )
+    anything = run_uvicorn(tmp_path, SLACK_SIGNING_SECRET="a-secret", SLACK_BOT_TOKEN="abc")
+    for result in (user_token, anything):
+        assert result.returncode == 1 and result.stdout == ""
+        assert "secretpart" not in result.stderr and "abc" not in result.stderr
+    assert user_token.stderr.splitlines()[1] == (
+        "  SLACK_BOT_TOKEN: is a xoxp- token, not a bot token (xoxb-..., or xoxe.xoxb-... once"
+        " Slack rotates it); needs the bot token, xoxb-... (Slack app > OAuth & Permissions)"
+    )
+    assert anything.stderr.splitlines()[1].startswith("  SLACK_BOT_TOKEN: is not a bot token")
+
+
+def test_uvicorn_with_procrastinate_on_sqlite_names_both_settings(tmp_path: Path) -> None:
+    result = run_uvicorn(
+        tmp_path, **SLACK, JOB_BACKEND="procrastinate", DATABASE_URL="sqlite:///./tomo.db"
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines()[1] == (
+        "  JOB_BACKEND: 'procrastinate' needs PostgreSQL, where it keeps its jobs: DATABASE_URL"
+        " must be a postgresql:// (or postgres://) URL, not sqlite"
+    )

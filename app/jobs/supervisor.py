@@ -76,6 +76,8 @@ class WorkerJobs:
         self._stopping = False
         self._heard_at: float | None = None  # the current worker's last line; None: not yet
         self._loaded = False  # the current worker has said its libraries are loaded
+        # What the worker found of the model key once loaded (app.model_keys): `ok` or why not.
+        self.model_key: str | None = None
         self.restarts = 0
 
     @property
@@ -285,6 +287,7 @@ class WorkerJobs:
                 continue
             if message.get("op") == "loaded":
                 self._loaded = True
+                self.model_key = message.get("model_key") or self.model_key
                 logger.info("job worker %s has loaded its libraries: ready to reply", self.pid)
                 continue
             if future is None or future.done():

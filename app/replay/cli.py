@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from app.llm import litellm_module
 from app.logs import TextFormatter
+from app.model_keys import missing_model_key
 from app.replay.conversation import ReplayError, ReplayLine, parse_conversation
 from app.replay.run import Replay, Summary
 from app.replay.timeline import JobNotes
@@ -28,15 +28,7 @@ OFFLINE_LABEL = "OFFLINE: LiteLLM mock responses"
 
 async def offline_reason(settings: Settings) -> str | None:
     """Why no real model can be asked, or None when one can."""
-    if settings.LLM_API_BASE or settings.LLM_API_KEY:
-        return None
-    litellm = await litellm_module()
-    for model in dict.fromkeys((settings.judgment_model, settings.LLM_MODEL)):
-        check = litellm.validate_environment(model=model)
-        if not check.get("keys_in_environment"):
-            missing = ", ".join(check.get("missing_keys") or []) or "a key"
-            return f"no LLM_API_BASE or LLM_API_KEY, and {missing} is not set for {model}"
-    return None
+    return await missing_model_key(settings, models=(settings.judgment_model, settings.LLM_MODEL))
 
 
 def _header(

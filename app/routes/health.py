@@ -1,6 +1,7 @@
 """GET /healthz: the database answers and the scheduler runs (else 503); whether Slack takes
-tomo's token (`slack`: ok, unreachable or unauthorized; `status: degraded` while it is not ok,
-still a 200: a platform must not restart a service whose token is wrong, in a loop)."""
+tomo's token (`slack`: ok, unreachable or unauthorized) and the models have a key (`model_key`:
+ok, checking, or what is missing); `status: degraded` while either is not, still a 200: a
+platform must not restart a service whose token or key is wrong, in a loop."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from app.jobs.kinds import JobKind
+from app.model_keys import CHECKING
+from app.model_keys import OK as KEY_OK
 from app.runtime import Runtime
 from app.slack.identity import OK
 
@@ -48,13 +51,16 @@ async def healthz(request: Request) -> JSONResponse:
     scheduler = runtime.timers.running
     healthy = database and scheduler
     slack = runtime.identity.slack
+    model_key = runtime.model_key_state
+    working = slack == OK and model_key in (KEY_OK, CHECKING)
     body = {
-        "status": ("ok" if slack == OK else "degraded") if healthy else "unavailable",
+        "status": ("ok" if working else "degraded") if healthy else "unavailable",
         "database": "ok" if database else "unreachable",
         "scheduler": "running" if scheduler else "stopped",
         "backend": runtime.timers.name,
         "slack": slack,
         "bot_user_id": runtime.identity.user_id,
+        "model_key": model_key,
         "pending_jobs": {
             JobKind.JUDGMENT: await runtime.timers.count(JobKind.JUDGMENT),
             JobKind.REPLY: await runtime.timers.count(JobKind.REPLY),

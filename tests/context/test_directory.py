@@ -117,7 +117,13 @@ async def test_bot_users_and_slackbot_are_known_as_bots_and_remembered_across_re
         await tomo.message("status: green", user="U7")
         await tomo.message("Reminder: standup.", user="USLACKBOT")
         await wait_for(lambda: {"U7", "USLACKBOT"} <= tomo.runtime.directory.bot_users)
-        rows = await tomo.rows("SELECT id, is_bot FROM person WHERE id IN ('U7', 'USLACKBOT')")
+        stored = "SELECT id, is_bot FROM person WHERE id IN ('U7', 'USLACKBOT')"
+
+        async def both_stored() -> bool:  # known in memory first, stored a moment later
+            return len(await tomo.rows(stored)) == 2
+
+        await wait_for(both_stored, what="both stored")
+        rows = await tomo.rows(stored)
     assert sorted((r["id"], bool(r["is_bot"])) for r in rows) == [("U7", True), ("USLACKBOT", True)]
     async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
         await wait_for(lambda: "U7" in tomo.runtime.directory.bot_users, what="loaded at start")

@@ -32,7 +32,7 @@ async def test_more_replies_at_once_than_connections_are_all_answered(
                 for n in range(count)
             )
         )
-        await slack.wait_for_posts(count, timeout=15)
+        await slack.wait_for_posts(count)
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM person WHERE id = 'U100'"), what="names stored"
         )

@@ -35,12 +35,12 @@ async def mention(tomo: Tomo, text: str = "<@UBOT> what's up?", **fields: Any) -
 
 async def settled(tomo: Tomo, *, posts: int = 1) -> None:
     """Wait for the posts and for every sign to be cleared (and forgotten)."""
-    await tomo.slack.wait_for_posts(posts, timeout=5)
+    await tomo.slack.wait_for_posts(posts)
 
     async def no_sign_left() -> bool:
         return not await tomo.rows("SELECT 1 FROM on_it")
 
-    await wait_for(no_sign_left, timeout=5, what="the sign cleared")
+    await wait_for(no_sign_left, what="the sign cleared")
     await asyncio.sleep(0.1)
 
 
@@ -109,7 +109,7 @@ async def test_slack_refusing_every_sign_does_not_stop_the_reply(
     slack.fail("reactions.add", error="not_reactable")
     async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
         await mention(tomo)
-        (post,) = await slack.wait_for_posts(1, timeout=5)
+        (post,) = await slack.wait_for_posts(1)
         await settled(tomo)
     assert post["text"] == "still here"
     assert [m for m, _ in story(slack)][-2:] == ["reactions.add", "chat.postMessage"]
@@ -129,7 +129,6 @@ async def test_the_sign_is_cleared_when_the_reply_fails(
             lambda: tomo.rows(
                 "SELECT 1 FROM reply WHERE trigger_ts = :t AND status = 'failed'", t=other
             ),
-            timeout=5,
             what="the refused post",
         )
         await wait_for(lambda: slack.thread_status("C2", other) == "", what="the status cleared")
@@ -151,7 +150,7 @@ async def test_an_autonomous_reply_shows_no_sign(
     )
     async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
         await tomo.message("what a day")
-        await slack.wait_for_posts(1, timeout=5)
+        await slack.wait_for_posts(1)
         await asyncio.sleep(0.3)
     assert [m for m, _ in story(slack)] == ["chat.postMessage"]
 
@@ -180,10 +179,9 @@ async def test_a_sign_left_up_by_a_stopped_tomo_is_cleared_at_the_next_start(
     async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
         await wait_for(
             lambda: not slack.reactions("C2", dm) and not slack.thread_status("C1", asked),
-            timeout=5,
             what="the leftovers cleared",
         )
-        await wait_for(lambda: _empty(tomo), timeout=3, what="the leftovers forgotten")
+        await wait_for(lambda: _empty(tomo), what="the leftovers forgotten")
     assert len(slack.posts()) == 1  # nothing answered twice on the way
 
 

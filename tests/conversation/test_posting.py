@@ -60,7 +60,7 @@ async def claim_in(tomo: Tomo, *statuses: str) -> dict[str, Any]:
     """Wait until the one claim reaches one of `statuses`; returns it."""
     marks = ", ".join(f"'{s}'" for s in statuses)
     sql = f"SELECT * FROM reply WHERE status IN ({marks})"
-    await wait_for(lambda: tomo.rows(sql), timeout=8, what=f"a claim in {statuses}")
+    await wait_for(lambda: tomo.rows(sql), what=f"a claim in {statuses}")
     (claim,) = await tomo.rows("SELECT * FROM reply")
     return claim
 

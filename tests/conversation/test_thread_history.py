@@ -47,7 +47,7 @@ async def test_the_reply_sees_the_parent_and_the_latest_replies_of_a_long_thread
     model.default_content = "let's go to the mountains"
     async with start_tomo(MIN_WAIT_SECONDS=30, THREAD_HISTORY_LIMIT=3) as tomo:
         mention = await mention_in(tomo, parent)
-        (post,) = await slack.wait_for_posts(1, timeout=4)
+        (post,) = await slack.wait_for_posts(1)
         stored = await tomo.rows("SELECT ts, thread_ts, user_id, route FROM message ORDER BY ts")
     calls = slack.calls_to("conversations.replies")
     assert len(calls) == 2 and calls[1].get("cursor")  # paged to the end
@@ -78,7 +78,7 @@ async def test_a_short_thread_is_given_whole(
     parent, _replies = seed_thread(slack, replies=2)
     async with start_tomo(MIN_WAIT_SECONDS=30, THREAD_HISTORY_LIMIT=20) as tomo:
         await mention_in(tomo, parent)
-        await slack.wait_for_posts(1, timeout=3)
+        await slack.wait_for_posts(1)
     turns = turns_of(model.last_request)
     assert [said(t) for t in turns] == [
         "the parent: where shall we go?",
@@ -97,7 +97,7 @@ async def test_a_failing_replies_call_falls_back_to_the_stored_messages(
         parent = await tomo.message("stored parent", user="U2")
         await tomo.message("stored reply", thread_ts=parent)
         await mention_in(tomo, parent)
-        (post,) = await slack.wait_for_posts(1, timeout=4)
+        (post,) = await slack.wait_for_posts(1)
     assert post["thread_ts"] == parent
     assert slack.calls_to("conversations.replies")  # it was tried
     turns = turns_of(model.last_request)
@@ -123,7 +123,7 @@ async def test_an_unreadable_replies_answer_falls_back_to_the_stored_messages(
     async with start_tomo(MIN_WAIT_SECONDS=30, THREAD_HISTORY_LIMIT=5) as tomo:
         parent = await tomo.message("stored parent", user="U2")
         await mention_in(tomo, parent)
-        (post,) = await slack.wait_for_posts(1, timeout=4)
+        (post,) = await slack.wait_for_posts(1)
     assert post["thread_ts"] == parent
     turns = turns_of(model.last_request)
     assert [said(t) for t in turns] == ["stored parent", "<@UBOT> so, what do you think?"]
@@ -139,7 +139,7 @@ async def test_a_rate_limited_replies_call_falls_back_at_once(
         parent = await tomo.message("stored parent", user="U2")
         started = time.monotonic()
         await mention_in(tomo, parent)
-        (post,) = await slack.wait_for_posts(1, timeout=4)
+        (post,) = await slack.wait_for_posts(1)
         waited = time.monotonic() - started
     assert post["thread_ts"] == parent and waited < 4  # not the 30 s Retry-After
     assert len(slack.calls_to("conversations.replies")) == 1
@@ -152,7 +152,7 @@ async def test_a_top_level_mention_needs_no_history_call(
 ) -> None:
     async with start_tomo(MIN_WAIT_SECONDS=30) as tomo:
         await tomo.message("<@UBOT> hello")
-        await slack.wait_for_posts(1, timeout=3)
+        await slack.wait_for_posts(1)
     assert slack.calls_to("conversations.replies") == []
     assert len(turns_of(model.last_request)) == 1
 
@@ -170,7 +170,7 @@ async def test_a_parent_deleted_while_tomo_missed_the_event_is_deleted_at_refres
         slack.add_message("C1", ts=reply_ts, text="count me in", user="U1", thread_ts=parent)
         slack.delete_parent("C1", parent)
         await mention_in(tomo, parent)
-        (post,) = await slack.wait_for_posts(1, timeout=4)
+        (post,) = await slack.wait_for_posts(1)
         rows = await tomo.rows("SELECT text FROM message WHERE ts = :ts", ts=parent)
         (removal,) = await tomo.rows("SELECT removed_at FROM removal WHERE ts = :ts", ts=parent)
     assert post["thread_ts"] == parent

@@ -42,7 +42,7 @@ def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[
 
 
 async def wait_healthy(client: httpx.AsyncClient, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a start on a busy machine
     while time.monotonic() < deadline:
         assert process.poll() is None, "the server exited during start-up"
         with contextlib.suppress(httpx.TransportError):

@@ -28,6 +28,14 @@ async def read_params(request: Request) -> dict[str, Any]:
     return params
 
 
+# How long a test waits for a condition before it fails: generous, since the suite runs on a
+# busy 2-core machine; a condition that comes sooner ends the wait at once.
+WAIT_SECONDS = 60.0
+# What waits for a job worker, which runs at niceness 10: beside two busy loops at 0 it gets a
+# tenth of the machine, and its import of LiteLLM alone took 14 s.
+WORKER_WAIT_SECONDS = 180.0
+
+
 async def wait_until(count: Callable[[], int], n: int, within: float, what: str) -> None:
     """Poll ``count()`` from any event loop until it reaches ``n`` or time out."""
     deadline = time.monotonic() + within

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from tests.fakes._common import wait_until
+from tests.fakes._common import WAIT_SECONDS, wait_until
 from tests.fakes.model_stream import Pace, events
 from tests.fakes.model_usage import image_tokens as image_tokens
 from tests.fakes.model_usage import prompt_tokens, words
@@ -120,7 +120,7 @@ class FakeModel(Served):
     def requests_for(self, predicate: Callable[[ChatRequest], bool]) -> list[ChatRequest]:
         return [request for request in self.requests if predicate(request)]
 
-    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[ChatRequest]:
+    async def wait_for_requests(self, n: int, timeout: float = WAIT_SECONDS) -> list[ChatRequest]:
         """Wait (from any event loop) until at least ``n`` requests arrived."""
         await wait_until(lambda: len(self.requests), n, timeout, "chat completion requests")
         return self.requests

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from tests.fakes._common import wait_until
+from tests.fakes._common import WAIT_SECONDS, wait_until
 from tests.fakes.server import Served, ServerThread
 
 
@@ -39,7 +39,7 @@ class FakeResponseUrl(Served):
         with self._lock:
             return copy.deepcopy(self._posts)
 
-    async def wait_for_posts(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+    async def wait_for_posts(self, n: int, timeout: float = WAIT_SECONDS) -> list[dict[str, Any]]:
         await wait_until(lambda: len(self.posts()), n, timeout, "response_url posts")
         return self.posts()
 

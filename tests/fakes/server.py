@@ -35,7 +35,7 @@ class ServerThread:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, timeout: float = 5.0) -> None:
+    def start(self, timeout: float = 30.0) -> None:
         if self.running:
             raise RuntimeError(f"{self._name} is already running")
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -52,6 +52,10 @@ class ServerThread:
             ws="none",
             loop="asyncio",
             timeout_graceful_shutdown=1,
+            # Idle connections stay open (uvicorn closes them after 5 s): a client's pooled
+            # connection closed just as it sends fails with "Server disconnected", which a
+            # slow machine made likely (an Anthropic-model judgment failed so).
+            timeout_keep_alive=300,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(

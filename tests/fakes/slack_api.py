@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tests.fakes._common import read_params, wait_until
+from tests.fakes._common import WAIT_SECONDS, read_params, wait_until
 from tests.fakes.server import Served, ServerThread
 from tests.fakes.slack_marks import MARK_METHODS
 from tests.fakes.slack_streams import STREAM_METHODS, SlackStreams
@@ -228,12 +228,14 @@ class FakeSlack(SlackStreams, Served):
     def calls_to(self, method: str) -> list[Params]:
         return [params for name, params in self.calls if name == method]
 
-    async def wait_for_posts(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+    async def wait_for_posts(self, n: int, timeout: float = WAIT_SECONDS) -> list[dict[str, Any]]:
         """Wait (from any event loop) until at least ``n`` messages were posted."""
         await wait_until(lambda: len(self.posts()), n, timeout, "chat.postMessage posts")
         return self.posts()
 
-    async def wait_for_calls(self, method: str, n: int, timeout: float = 5.0) -> list[Params]:
+    async def wait_for_calls(
+        self, method: str, n: int, timeout: float = WAIT_SECONDS
+    ) -> list[Params]:
         """Wait (from any event loop) until ``method`` was called at least ``n`` times."""
         await wait_until(lambda: len(self.calls_to(method)), n, timeout, f"{method} calls")
         return self.calls_to(method)

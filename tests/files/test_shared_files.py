@@ -33,6 +33,7 @@ from tests.conftest import (
     wait_for,
 )
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.fakes.model_api import image_tokens
 from tests.fakes.server import ServerThread
 from tests.files.samples import file_object, hosted, pdf, picture
@@ -40,6 +41,7 @@ from tests.files.samples import file_object, hosted, pdf, picture
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEEING = {"LLM_VISION": "true", "MIN_WAIT_SECONDS": 0.1}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+SLOW = WAIT_SECONDS + 15  # a file's download that outlasts every wait of these tests
 
 
 def answers(model: FakeModel, *, respond: bool = True) -> None:
@@ -81,7 +83,7 @@ async def test_a_mentioned_screenshot_reaches_the_model_downscaled_the_token_onl
     png = hosted(slack, file_object("message_file_share"), picture(3000, 2000), "image/png")
     async with start_tomo(**SEEING) as tomo:
         await shared(tomo, "<@UBOT> what do you think of this?", [png])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     (reply,) = requests(model, "reply")
     last = turns_of(reply)[-1]
     assert "[file: deploy-error.png]" in text_of(last["content"])
@@ -108,7 +110,7 @@ async def test_an_image_in_a_thread_is_read_from_conversations_replies(
     )
     async with start_tomo(**SEEING) as tomo:
         await tomo.message("<@UBOT> isn't she cute?", thread_ts=parent_ts, user="U2")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     (reply,) = requests(model, "reply")
     turns = turns_of(reply)
     (with_image,) = [t for t in turns if images_in(t["content"])]
@@ -136,7 +138,7 @@ async def test_a_judgment_sees_the_newest_images_at_most_the_limit(
     async with start_tomo(MAX_IMAGES_PER_PROMPT=1, **SEEING) as tomo:
         await shared(tomo, "first try", [older])
         await shared(tomo, "look! it works now", [newer])
-        await wait_for(lambda: requests(model, "judgment"), timeout=10, what="the judgment")
+        await wait_for(lambda: requests(model, "judgment"), what="the judgment")
     (judgment,) = requests(model, "judgment")
     shown = judgment["messages"][-1]
     assert shown["role"] == "user"
@@ -154,7 +156,7 @@ async def test_an_image_is_downloaded_once_for_the_judgment_and_the_reply_it_lea
     )
     async with start_tomo(**SEEING) as tomo:
         await shared(tomo, "look! my cat found the keyboard", [photo])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     (judgment,) = requests(model, "judgment")
     (reply,) = requests(model, "reply")
     judged = images_in(judgment["messages"][-1]["content"])
@@ -174,7 +176,7 @@ async def test_a_judgment_does_not_pay_again_for_an_image_the_talk_has_moved_pas
         await shared(tomo, "our new logo", [png])
         for n in range(10):
             await tomo.message(f"unrelated chat {n}", user="U2")
-        await wait_for(lambda: requests(model, "judgment"), timeout=10, what="the judgment")
+        await wait_for(lambda: requests(model, "judgment"), what="the judgment")
     (judgment,) = requests(model, "judgment")
     assert [m["role"] for m in judgment["messages"]] == ["system"]
     assert "our new logo\n[file: deploy-error.png]" in text_of(judgment["messages"][0]["content"])
@@ -191,7 +193,7 @@ async def test_what_the_images_cost_counts_in_the_recorded_spend(
     png = hosted(slack, file_object("message_file_share"), picture(3000, 2000), "image/png")
     async with start_tomo(LLM_MODEL="openai/gpt-4o-mini") as tomo:
         await shared(tomo, "<@UBOT> what do you think of this?", [png])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
         (row,) = await tomo.rows("SELECT * FROM llm_call WHERE purpose = 'reply'")
         usage = await tomo.client.get("/admin/llm-usage", headers=ADMIN)
     (reply,) = requests(model, "reply")
@@ -215,7 +217,7 @@ async def test_a_pdf_is_read_once_and_shown_in_the_judgment_the_reply_and_the_da
     obj = hosted(slack, file_object("message_file_share_pdf"), plan, "application/pdf")
     async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:  # any model: no vision needed
         ts = await shared(tomo, "Here is the plan for the trip, what do you think?", [obj])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
         (row,) = await tomo.rows("SELECT files FROM message WHERE ts = :ts", ts=ts)
     (judgment,) = requests(model, "judgment")
     assert "Day 2: Nara, deer park" in text_of(judgment["messages"][0]["content"])
@@ -248,9 +250,9 @@ async def test_a_snippet_and_a_slack_connect_stub_resolved_with_files_info(
     async with start_tomo() as tomo:
         slack.add_user("U1", name="alice")
         await shared(tomo, "can you read this log?", [stub], channel="D1", channel_type="im")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
         await shared(tomo, "<@UBOT> and this one?", [snippet])
-        await slack.wait_for_posts(2, timeout=10)
+        await slack.wait_for_posts(2)
     first, second = requests(model, "reply")
     assert text_of(turns_of(first)[-1]["content"]) == (
         "<@U1> (alice): can you read this log?\n[file: server.log]\n```\n"
@@ -279,10 +281,10 @@ async def test_a_slack_connect_picture_is_named_once_files_info_described_it(
     async with start_tomo(LLM_VISION="false") as tomo:
         slack.add_user("U1", name="alice")
         await shared(tomo, "our plan", [stub], channel="D1", channel_type="im")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
         later = f"{time.time() + 0.5:.6f}"  # after tomo's answer, as Slack would stamp it
         await tomo.message("what do you think?", channel="D1", channel_type="im", ts=later)
-        await slack.wait_for_posts(2, timeout=10)
+        await slack.wait_for_posts(2)
     first, second = requests(model, "reply")
     assert turns_of(first)[-1]["content"] == "<@U1> (alice): our plan\n[file: whiteboard.png]"
     assert "<@U1> (alice): our plan\n[file: whiteboard.png]" in [
@@ -301,7 +303,7 @@ async def test_the_sign_in_page_is_never_taken_for_the_file(
     caplog.set_level(logging.INFO)
     async with start_tomo(**SEEING) as tomo:
         await shared(tomo, "<@UBOT> can you see it?", [png])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     last = turns_of(requests(model, "reply")[0])[-1]
     assert last["content"] == "<@U1> (Alice): <@UBOT> can you see it?\n[file: deploy-error.png]"
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -327,7 +329,7 @@ async def test_a_stub_files_info_refuses_for_want_of_the_scope_says_so(
     async with start_tomo() as tomo:
         stub = file_object("message_file_share_connect_dm")
         await shared(tomo, "can you read this log?", [stub], channel="D1", channel_type="im")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     last = turns_of(requests(model, "reply")[0])[-1]
     assert last["content"] == "<@U1> (Alice): can you read this log?\n[file: file]"
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -350,7 +352,7 @@ async def test_a_shared_html_page_is_not_read_nor_taken_for_a_missing_scope(
     caplog.set_level(logging.INFO)
     async with start_tomo() as tomo:
         await shared(tomo, "<@UBOT> what does it say?", [page])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     last = turns_of(requests(model, "reply")[0])[-1]
     assert last["content"] == "<@U1> (Alice): <@UBOT> what does it say?\n[file: report.html]"
     assert len(slack.file_requests) == 1
@@ -384,9 +386,9 @@ async def test_a_file_on_another_host_is_never_fetched_nor_given_the_token(
         )
         async with start_tomo(**SEEING) as tomo:
             await shared(tomo, "<@UBOT> look", [png])
-            await slack.wait_for_posts(1, timeout=10)
+            await slack.wait_for_posts(1)
             await shared(tomo, "<@UBOT> and now?", [moved])
-            await slack.wait_for_posts(2, timeout=10)
+            await slack.wait_for_posts(2)
     finally:
         elsewhere.stop()
     assert [headers.get("authorization") for headers in asked] == [None]  # the redirect only
@@ -404,7 +406,7 @@ async def test_an_oversized_file_and_an_image_for_a_model_that_cannot_see_are_no
     png = hosted(slack, file_object("message_file_share"), picture(600, 400), "image/png")
     async with start_tomo(LLM_VISION="false", MAX_FILE_MB=20) as tomo:
         await shared(tomo, "<@UBOT> here you go", [big, png])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     last = turns_of(requests(model, "reply")[0])[-1]["content"]
     assert (
         last == "<@U1> (Alice): <@UBOT> here you go\n[file: trip-plan.pdf] [file: deploy-error.png]"
@@ -427,14 +429,15 @@ async def test_bad_files_never_break_a_reply(
     gone = hosted(
         slack, doc | {"id": "F0023", "name": "gone.pdf"}, b"", "application/pdf", status=404
     )
-    slow = hosted(slack, base | {"id": "F0024", "name": "slow.png"}, whole, "image/png", delay=5.0)
+    # Slower than any wait of the test's: a reply that waited for them would never come.
+    slow = hosted(slack, base | {"id": "F0024", "name": "slow.png"}, whole, "image/png", delay=SLOW)
     late = hosted(
-        slack, doc | {"id": "F0025", "name": "late.pdf"}, pdf(["x"]), "application/pdf", delay=5.0
+        slack, doc | {"id": "F0025", "name": "late.pdf"}, pdf(["x"]), "application/pdf", delay=SLOW
     )
     async with start_tomo(SLACK_TIMEOUT_SECONDS=0.5, **SEEING) as tomo:
         started = time.monotonic()
         await shared(tomo, "<@UBOT> do these open for you?", [broken, garbled, gone, slow, late])
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
         took = time.monotonic() - started
         await asyncio.sleep(0.2)
     last = turns_of(requests(model, "reply")[0])[-1]["content"]
@@ -442,7 +445,7 @@ async def test_bad_files_never_break_a_reply(
         "<@U1> (Alice): <@UBOT> do these open for you?\n"
         "[file: cut.png] [file: bad.pdf] [file: gone.pdf] [file: slow.png] [file: late.pdf]"
     )
-    assert took < 4.0  # the slow downloads were given up after 0.5 s
+    assert took < SLOW  # the slow downloads were given up (after 0.5 s), not waited for
     assert len(slack.posts()) == 1
 
 
@@ -504,7 +507,7 @@ async def test_files_in_a_joined_channels_history_are_read_when_it_is_answered(
 
         await wait_for(fetched, what="the joined channel's history")
         await shared(tomo, "<@UBOT> who owns this?", [], channel="C9")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     (reply,) = requests(model, "reply")
     prompt = json.dumps(reply["messages"])
     assert "Owner: Bob" in prompt and "[file: trip-plan.pdf]" in prompt
@@ -526,7 +529,7 @@ async def test_a_mention_just_after_a_screenshot_shows_the_model_that_screenshot
         await shared(tomo, "yesterday's", [old], ts=f"{int(time.time()) - 700}.000100")
         await shared(tomo, "the deploy page now", [new])
         await tomo.message("<@UBOT> what is wrong here?")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     (reply,) = requests(model, "reply")
     lead_in, *_ = [m for m in reply["messages"] if m["role"] == "user"]
     assert "just before this conversation" in text_of(lead_in["content"])
@@ -551,7 +554,7 @@ async def test_a_reply_downloads_only_the_images_of_the_turns_it_shows(
         await tomo.message("nice", thread_ts=parent, user="U2")
         await shared(tomo, "second", [late], thread_ts=parent)
         await tomo.message("<@UBOT> which one?", thread_ts=parent, user="U2")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
     (reply,) = requests(model, "reply")
     assert [text_of(t["content"]).split(": ", 1)[1] for t in turns_of(reply)] == [
         "photo thread",

@@ -79,7 +79,7 @@ async def test_setting_a_pending_timer_again_moves_it_and_runs_once_with_the_new
             )
         (timer,) = [t for t in await timers.list() if t.kind is JobKind.JUDGMENT]
         assert (timer.id, timer.latest_ts) == ("judgment:C1:", "1.000002")
-        assert timer.seconds_left is not None and timer.seconds_left < 1
+        assert timer.seconds_left is not None and timer.seconds_left <= 0.3  # the newer one
         await wait_for(lambda: calls, what="the judgment")
         await asyncio.sleep(0.3)  # nothing else runs
         assert not [t for t in await timers.list() if t.kind is JobKind.JUDGMENT]
@@ -92,7 +92,8 @@ async def test_a_timer_moved_later_runs_at_its_new_time_only(start_timers: Start
     calls: Calls = []
     async with start_timers(recorder(calls)) as timers:
         started = time.time()
-        for latest_ts, delay in (("1.000001", 0.2), ("1.000002", 1.0)):
+        # The first would run in 2 s: time enough, however busy the machine, to move it.
+        for latest_ts, delay in (("1.000001", 2.0), ("1.000002", 2.5)):
             await timers.set(
                 JobKind.JUDGMENT,
                 channel="C1",
@@ -100,10 +101,10 @@ async def test_a_timer_moved_later_runs_at_its_new_time_only(start_timers: Start
                 run_at=started + delay,
                 latest_ts=latest_ts,
             )
-        await wait_for(lambda: calls, timeout=5, what="the moved judgment")
+        await wait_for(lambda: calls, what="the moved judgment")
         await asyncio.sleep(0.3)
     ((ran_at, details),) = calls
-    assert ran_at >= started + 1.0
+    assert ran_at >= started + 2.5
     assert details == {"channel": "C1", "thread_ts": "1.000000", "latest_ts": "1.000002"}
 
 
@@ -171,5 +172,5 @@ async def test_timers_run_in_the_order_of_their_latest_times(start_timers: Start
             )
         listed = [t.channel for t in await timers.list() if t.kind is JobKind.JUDGMENT]
         assert listed == ["C3", "C2", "C1"]
-        await wait_for(lambda: len(calls) == 3, timeout=6, what="three judgments")
+        await wait_for(lambda: len(calls) == 3, what="three judgments")
     assert [details["channel"] for _, details in calls] == ["C3", "C2", "C1"]

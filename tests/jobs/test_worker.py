@@ -19,11 +19,10 @@ from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
 from tests.conversation.test_on_it import mention, settled, story
 from tests.conversation.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.memory.test_refresh import Answers, some_talk
 
-# The worker imports LiteLLM before its first call: seconds on a busy CI, a minute or more
-# when other processes take the CPU (the worker runs at a lower priority).
-IMPORT_TIMEOUT = 120
+IMPORT_TIMEOUT = WORKER_WAIT_SECONDS  # the worker imports LiteLLM before its first call
 
 
 async def answering_worker(tomo: Tomo) -> WorkerJobs:
@@ -47,7 +46,6 @@ async def test_a_mention_is_answered_from_the_worker_process(
             lambda: tomo.rows(
                 "SELECT 1 FROM reply WHERE trigger_ts = :ts AND status = 'posted'", ts=ts
             ),
-            timeout=5,
             what="the claim marked posted",
         )
         claims = await tomo.rows("SELECT status FROM reply")
@@ -117,7 +115,6 @@ async def test_a_worker_killed_mid_reply_is_replaced_and_the_reply_still_comes_o
         assert health["state"] == "running"
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM reply WHERE status = 'posted'"),
-            timeout=5,
             what="the claim marked posted",
         )
         claims = await tomo.rows("SELECT status FROM reply")
@@ -138,12 +135,12 @@ async def test_a_hung_worker_is_killed_and_replaced_and_the_mention_still_answer
         os.kill(hung, signal.SIGSTOP)  # alive and silent: its loop answers nothing
         try:
             ts = await tomo.message("<@UBOT> still there?")
-            await slack.wait_for_posts(1, timeout=2 * IMPORT_TIMEOUT)
+            await slack.wait_for_posts(1 * IMPORT_TIMEOUT)
         finally:
             with contextlib.suppress(ProcessLookupError):  # killed already, if all went well
                 os.kill(hung, signal.SIGCONT)
         health = (await tomo.client.get("/healthz")).json()["job_worker"]
-        await wait_for(lambda: not _alive(hung), timeout=5, what="the hung worker gone")
+        await wait_for(lambda: not _alive(hung), what="the hung worker gone")
     assert health["restarts"] == 1 and health["pid"] not in (None, hung)
     [post] = slack.posts()
     assert post["text"] == "back again" and post["thread_ts"] == ts
@@ -163,7 +160,7 @@ async def test_stopping_waits_for_the_reply_running_in_the_worker(
     # The service stopped only after the reply was posted, and its worker with it.
     assert [p["text"] for p in slack.posts()] == ["just in time"]
     assert pid is not None
-    await wait_for(lambda: not _alive(pid), timeout=5, what="the worker to exit")
+    await wait_for(lambda: not _alive(pid), what="the worker to exit")
 
 
 def _alive(pid: int) -> bool:

@@ -88,7 +88,7 @@ async def test_forget_erases_the_channel_and_rebuilds_the_workspace_without_it(
         first_requests = len(model.requests)
         url = hooks.new_url()
         answer = await run_command(tomo, "forget", response_url=url, user="U2")
-        (follow_up,) = await hooks.wait_for_posts(1, timeout=10)
+        (follow_up,) = await hooks.wait_for_posts(1)
         after = await stored(tomo)
         (control,) = await tomo.rows("SELECT * FROM channel_control")
         rebuild = memory_prompts(model, first_requests)
@@ -153,10 +153,10 @@ async def test_a_memory_pass_under_way_never_writes_back_what_was_forgotten(
         await some_talk(tomo)
         model.delay(0.8, times=5)  # the pass's channel and thread memories take a while
         running = asyncio.create_task(tomo.runtime.memory.run())
-        await model.wait_for_requests(1, timeout=5)  # the pass has read the old memories
+        await model.wait_for_requests(1)  # the pass has read the old memories
         answer = await run_command(tomo, "forget", response_url=hooks.new_url())
         outcome = await running
-        (follow_up,) = await hooks.wait_for_posts(1, timeout=10)
+        (follow_up,) = await hooks.wait_for_posts(1)
         memories = await stored(tomo)
         workspace = [
             system_of(r)
@@ -185,7 +185,7 @@ async def test_forget_with_nothing_else_to_remember_says_there_is_no_workspace_m
         await tomo.runtime.memory.run()
         assert ("workspace", "", "long_term") in await stored(tomo)
         answer = await run_command(tomo, "忘れて", response_url=hooks.new_url())
-        (follow_up,) = await hooks.wait_for_posts(1, timeout=10)
+        (follow_up,) = await hooks.wait_for_posts(1)
         memories = await stored(tomo)
     assert answer["text"].startswith("消去しました。このチャンネルの記憶 2 件")
     assert memories == {}

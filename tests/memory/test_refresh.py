@@ -393,7 +393,7 @@ async def test_the_memory_job_runs_on_its_interval(start_tomo: StartTomo, model:
         async def written() -> bool:
             return len(await stored(tomo)) >= 4
 
-        await wait_for(written, timeout=5, what="the periodic memory job")
+        await wait_for(written, what="the periodic memory job")
     assert {"id": "memory", "kind": "memory"} in [{"id": j["id"], "kind": j["kind"]} for j in jobs]
 
 

@@ -91,7 +91,7 @@ async def test_decisions_tell_reason_confidence_delay_and_whether_a_reply_was_po
     async with start_tomo(MIN_WAIT_SECONDS=0.1) as tomo:
         answer(model, judgment=judgment_json(True, delay=0, reason="an open question"))
         asked = await tomo.message("does anyone know how to reset the VPN?")
-        posts = await slack.wait_for_posts(1, timeout=5)
+        posts = await slack.wait_for_posts(1)
         answer(model, judgment=judgment_json(False, delay=None, reason="just banter"))
         chatted = await tomo.message("haha nice", channel="C2", user="U2")
         await wait_for(

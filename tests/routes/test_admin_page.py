@@ -22,6 +22,7 @@ from app.runtime import Runtime
 from app.settings import Settings
 from tests.conftest import ADMIN_TOKEN, SIGNING_SECRET, next_ts, tomo_settings
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.signing import sign
 
 CHROMIUM = "/usr/bin/chromium"
@@ -78,14 +79,14 @@ async def serve_tomo(settings: Settings) -> AsyncIterator[Served]:
             await asyncio.sleep(0.02)
         port = server.servers[0].sockets[0].getsockname()[1]
         served = Served(f"http://127.0.0.1:{port}", app.state.runtime)
-        await asyncio.wait_for(served.runtime.identity.known.wait(), 5)
+        await asyncio.wait_for(served.runtime.identity.known.wait(), WAIT_SECONDS)
         try:
             yield served
         finally:
             await served.http.aclose()
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, WAIT_SECONDS)
 
 
 def settings_for(slack: FakeSlack, model: FakeModel, database_url: str) -> Settings:

@@ -213,7 +213,7 @@ async def test_a_mention_right_after_start_is_one_before_auth_test_answers(
     async with start_tomo(wait_identity=False, MIN_WAIT_SECONDS=60) as tomo:
         assert tomo.runtime.identity.user_id is None
         ts = await tomo.message("<@UBOT> are you up yet?")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1)
         assert tomo.runtime.identity.user_id == "UBOT"
     [post] = slack.posts()
     assert post["thread_ts"] == ts and post["text"] == "I'm here"

@@ -67,7 +67,7 @@ async def settle(tomo: Tomo) -> None:
         )
 
     for _ in range(2):  # idle twice, a quiet wait apart
-        await wait_for(idle, timeout=10, what="tomo to settle")
+        await wait_for(idle, what="tomo to settle")
         await asyncio.sleep(0.25)
 
 

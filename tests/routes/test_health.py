@@ -43,9 +43,7 @@ async def test_unreachable_database_gives_503_and_recovery_gives_200(
         runtime = tomo.runtime
         assert (await tomo.client.get("/healthz")).status_code == 200
         # Start-up's channel sync done, so no connection is checked out while it goes away.
-        await wait_for(
-            lambda: tomo.rows("SELECT 1 FROM channel"), timeout=3, what="the channel sync"
-        )
+        await wait_for(lambda: tomo.rows("SELECT 1 FROM channel"), what="the channel sync")
         await asyncio.sleep(0.1)
         if database_url.startswith("sqlite"):
             # The database's directory goes away (a lost volume): no connection can open it.
@@ -154,3 +152,48 @@ async def test_a_token_revoked_while_running_shows_at_the_next_check(
         response = await tomo.client.get("/healthz")
     assert response.status_code == 200
     assert (response.json()["status"], response.json()["slack"]) == ("degraded", "unauthorized")
+
+
+NO_KEY = {"LLM_API_KEY": None, "LLM_API_BASE": None}
+LOADING = 60  # seconds for LiteLLM's import on a busy machine
+
+
+async def test_no_model_key_is_one_warning_at_start_up_and_shows_on_healthz(
+    start_tomo: StartTomo, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="app.model_keys")
+    async with start_tomo(**NO_KEY) as tomo:
+        await wait_for(lambda: tomo.runtime.model_key, timeout=LOADING, what="the key check")
+        response = await tomo.client.get("/healthz")
+    problem = "no LLM_API_BASE or LLM_API_KEY, and OPENAI_API_KEY is not set for openai/test-model"
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+    assert response.json()["model_key"] == problem
+    warnings = [r.getMessage() for r in caplog.records if r.name == "app.model_keys"]
+    assert len(warnings) == 1 and warnings[0].startswith(f"model key missing: {problem}. ")
+
+
+async def test_the_provider_key_in_the_environment_is_enough(
+    start_tomo: StartTomo, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-in-the-environment")
+    async with start_tomo(**NO_KEY) as tomo:
+        await wait_for(lambda: tomo.runtime.model_key, timeout=LOADING, what="the key check")
+        body = (await tomo.client.get("/healthz")).json()
+    assert body["model_key"] == "ok" and body["status"] == "ok"
+    assert not [r for r in caplog.records if r.name == "app.model_keys"]
+
+
+async def test_the_job_worker_checks_the_key_its_model_needs(start_tomo: StartTomo) -> None:
+    async with start_tomo(
+        JOB_WORKER="process", LLM_MODEL="anthropic/claude-3-5-haiku-latest", **NO_KEY
+    ) as tomo:
+        worker = tomo.runtime.worker
+        assert worker is not None
+        await wait_for(lambda: worker.model_key, timeout=LOADING, what="the worker's key check")
+        body = (await tomo.client.get("/healthz")).json()
+    assert body["status"] == "degraded"
+    assert body["model_key"] == (
+        "no LLM_API_BASE or LLM_API_KEY, and ANTHROPIC_API_KEY is not set for "
+        "anthropic/claude-3-5-haiku-latest"
+    )
