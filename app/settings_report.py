@@ -100,5 +100,5 @@ def describe(
             "There is no .env here: cp .env.example .env, fill in SLACK_SIGNING_SECRET and "
             "SLACK_BOT_TOKEN, or export them."
         )
-    block.append('Every setting is in .env.example and docs/settings.md.')
+    block.append("Every setting is in .env.example and docs/settings.md.")
     return "\n".join(block)

@@ -148,7 +148,7 @@ def test_uvicorn_with_a_bad_setting_prints_one_block_and_exits(tmp_path: Path) -
         "tomo cannot start: 2 settings to fix (environment variables, or .env here):",
         "  JITTER_RATIO: '2' is too large; allowed: a number from 0 to 1",
         "  JOB_WORKER: 'threads' is not a place to run jobs; allowed: process or inline",
-        'Every setting is in .env.example and docs/settings.md.',
+        "Every setting is in .env.example and docs/settings.md.",
     ]
 
 
