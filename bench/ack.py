@@ -44,6 +44,7 @@ from bench.common import (
     Steal,
     cpu_seconds,
     free_port,
+    load_after,
     machine,
     percentile,
     query,
@@ -255,7 +256,7 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
             )
     acknowledged = sum(s == 200 for s in (*tomo.statuses, *fixed.statuses))
     ratio = tomo.rate / bolt.rate
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_after())
     print(
         f"ratio tomo/bolt {ratio:.2f}; {acknowledged} acknowledged events looked up in "
         f"{database}: {missing} missing (server logs in {workdir})"

@@ -62,6 +62,12 @@ def machine() -> str:
     )
 
 
+def load_after() -> str:
+    """The load average once a benchmark is done, printed after its figures: how busy the
+    machine was while they were taken."""
+    return f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+
+
 class Steal:
     """The share of the machine's CPU time its hypervisor gave to someone else (`steal` in
     /proc/stat) since the last reading: on a shared virtual machine it comes and goes, and

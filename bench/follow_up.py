@@ -27,6 +27,7 @@ from pathlib import Path
 from bench.common import (
     UVICORN_FLAGS,
     free_port,
+    load_after,
     machine,
     percentile,
     query,
@@ -127,7 +128,7 @@ async def main(args: argparse.Namespace) -> None:
         f"follow-up ack -> its reply posted: p50 {p50:.0f} ms, p99 {p99:.0f} ms, "
         f"min {min(waits):.0f} ms, max {max(waits):.0f} ms; FOLLOW_UP_WAIT_SECONDS {args.wait:g}"
     )
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_after())
     print(
         f"follow_up wait_ms={wait_ms:.0f} p50_ms={p50:.0f} p99_ms={p99:.0f} "
         f"over_wait_p50_ms={p50 - wait_ms:.0f}"

@@ -32,6 +32,7 @@ from typing import Any
 from bench.common import (
     UVICORN_FLAGS,
     free_port,
+    load_after,
     machine,
     percentile,
     running,
@@ -152,7 +153,7 @@ async def main(args: argparse.Namespace) -> None:
     print(summary("on it, all mentions", signs))
     print(summary("reply, all mentions", replies))
     print(f"mentions without a sign or a reply: {tally.missing()} (logs in {workdir})")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_after())
     print(
         f"onit p50_ms={percentile(signs, 0.5):.0f} p99_ms={percentile(signs, 0.99):.0f} "
         f"first_max_ms={max(first_signs, default=float('nan')):.0f} "

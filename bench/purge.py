@@ -28,6 +28,7 @@ from pathlib import Path
 from bench import loadgen
 from bench.common import (
     free_port,
+    load_after,
     machine,
     percentile,
     query,
@@ -116,7 +117,7 @@ async def main(args: argparse.Namespace) -> None:
     p99_during = summary(f"at {args.rate:.0f} req/s during the purge", during, statuses)
     control = f"at {args.rate:.0f} req/s after it (control)"
     p99_after = summary(control, after.latencies, after.statuses)
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_after())
     deleted = re.search(r"(\d+) messages", done.group(1))
     print(
         f"purge deleted={deleted.group(1) if deleted else 0} seconds={done.group(2)} "

@@ -38,6 +38,7 @@ from bench.common import (
     ROOT,
     free_port,
     get,
+    load_after,
     machine,
     median,
     rss_mib,
@@ -162,7 +163,7 @@ def measure(runs: int, workdir: Path, standins: int) -> None:
         f"tomo's start-up to /healthz is {median(healthy) / median(stack):.2f}x that, "
         f"{median(healthy) - median(stack):+.3f} s"
     )
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_after())
     print(
         f"startup median_s={median(healthy):.2f} "
         f"rss_mib={median([s.healthy_rss for s in starts]):.0f} "

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from bench.common import (
     free_port,
+    load_after,
     machine,
     median,
     percentile,
@@ -159,7 +160,7 @@ def report(results: dict[bool, list[Reply]], workdir: Path) -> None:
     print(f"Slack chat.* calls per streamed reply: median {calls:.0f}")
     missing = sum(1 for r in streamed + whole if r.done is None)
     print(f"replies not complete within 60 s: {missing} (logs in {workdir})")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(load_after())
     slower = (median(total) / median(whole_total) - 1) * 100 if total and whole_total else 0.0
     print(
         f"stream model_to_slack_p50_ms={percentile(to_slack, 0.5):.0f} "
