@@ -135,7 +135,7 @@ async def test_a_hung_worker_is_killed_and_replaced_and_the_mention_still_answer
         os.kill(hung, signal.SIGSTOP)  # alive and silent: its loop answers nothing
         try:
             ts = await tomo.message("<@UBOT> still there?")
-            await slack.wait_for_posts(1 * IMPORT_TIMEOUT)
+            await slack.wait_for_posts(1, timeout=2 * IMPORT_TIMEOUT)
         finally:
             with contextlib.suppress(ProcessLookupError):  # killed already, if all went well
                 os.kill(hung, signal.SIGCONT)

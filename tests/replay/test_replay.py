@@ -127,7 +127,8 @@ async def test_offline_replay_of_the_english_example(
     assert ("#random > lunch", "timer set: judgment in 0:05 (follow_up)") in timeline
     assert ("#general > figma", "timer set: reply now (follow_up)") in timeline
     posts = [e for e in timeline if e[1].startswith("tomo: ")]
-    assert [where for where, _ in posts] == ["#general > figma"] * 2 + ["#random > lunch"]
+    # The follow-up's reply in figma and the mention's in lunch are due together: either first.
+    assert sorted(where for where, _ in posts) == ["#general > figma"] * 2 + ["#random > lunch"]
     assert all("(offline mock reply)" in what for _, what in posts)
     order = [what for _, what in timeline]
     assert order.index(spoke[0][1]) < order.index("timer set: reply in 0:30 (judgment)")
