@@ -10,8 +10,10 @@ many others have spoken since, the channel has moved on. (A DM is answered at on
 posted nothing, failed or withheld, does not count; one being written does, from its claim):
 every instance of a fleet sees the same, whichever one posted. This is read on the
 acknowledgement's path for every person's message routed to a judgment, so it is one small
-indexed read (the reply table's unique key), on the SQLite reader's thread where there is one,
-plus the top level's few newest messages only where tomo spoke there.
+indexed read for all the messages acknowledged together (searches of the reply table's unique
+key by the conversations asked about, never a scan of the recent claims: those grow with every
+mention), one statement compiled once, on the SQLite reader's thread where there is one; plus
+the top level's few newest messages only where tomo spoke there.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import CompoundSelect, bindparam, func, select, union_all
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
@@ -86,19 +88,54 @@ def _among_last_turns(connection: Connection, channel: str, user_id: str) -> boo
     return False
 
 
+def _spoken_in() -> CompoundSelect:
+    """tomo's claims in some conversations: in the threads or top levels asked for (the reply
+    table's unique key, channel and thread), and its top-level posts that are the parents of
+    the threads asked for. Built once; its lists are bound when it runs (expanding), so it is
+    compiled once too. The channels and threads are matched as two lists, a few pairs more
+    than asked for, which the caller drops."""
+    claimed = (
+        col(Reply.channel),
+        col(Reply.thread_ts),
+        col(Reply.posted_ts),
+        func.coalesce(col(Reply.posted_at), col(Reply.created_at)),
+    )
+    channels = col(Reply.channel).in_(bindparam("channels", expanding=True))
+    recent = col(Reply.created_at) >= bindparam("since")
+    return union_all(
+        select(*claimed).where(
+            channels,
+            col(Reply.thread_ts).in_(bindparam("conversations", expanding=True)),
+            recent,
+            spoke(),
+        ),
+        select(*claimed).where(
+            channels,
+            col(Reply.thread_ts) == TOP_LEVEL,
+            col(Reply.posted_ts).in_(bindparam("threads", expanding=True)),
+            recent,
+            spoke(),
+        ),
+    )
+
+
+_SPOKEN_IN = _spoken_in()
+
+
 def taking_part(
     connection: Connection, *, conversations: Sequence[tuple[str, str]], user_id: str, since: float
 ) -> list[bool]:
     """For each (channel, thread_ts): whether tomo takes part in it (the rules above). One read
-    of the conversations tomo spoke in since `since`, whatever their number; then the top
-    level's newest messages, once per channel where tomo spoke at its top level."""
+    of tomo's claims in these conversations, whatever their number; then the top level's newest
+    messages, once per channel where tomo spoke at its top level."""
     rows = connection.execute(
-        select(
-            col(Reply.channel),
-            col(Reply.thread_ts),
-            col(Reply.posted_ts),
-            func.coalesce(col(Reply.posted_at), col(Reply.created_at)),
-        ).where(col(Reply.created_at) >= since - CLAIM_TO_POST_SECONDS, spoke())
+        _SPOKEN_IN,
+        {
+            "channels": sorted({channel for channel, _ in conversations}),
+            "conversations": sorted({thread_ts for _, thread_ts in conversations}),
+            "threads": sorted({thread_ts for _, thread_ts in conversations if thread_ts}),
+            "since": since - CLAIM_TO_POST_SECONDS,
+        },
     )
     spoken: set[tuple[str, str]] = set()
     for channel, thread_ts, posted_ts, spoke_at in rows:
