@@ -1,5 +1,6 @@
 """What every tomo process holds, the web process and the job worker alike: the database
-engine, the Slack client, who tomo is, the recorder, the channel directory, the own-voice
+engine, the Slack client, who tomo is, the recorder (which tells follow-ups as it records:
+app.conversation.participation), the channel directory, the own-voice
 limits and, where jobs run in this process, the job services (app.job_services). Built by
 `build_core`; `Core.close` is the one shutdown both processes share."""
 
@@ -20,7 +21,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app import llm as llm_module
 from app.context.directory import Directory
 from app.conversation.own_voice import OwnVoice
-from app.db.engine import session_factory
+from app.conversation.participation import Participation
+from app.db.engine import session_factory, sqlite_reader
 from app.db.recorder import Recorder
 from app.job_services import JobServices, build_job_services
 from app.prompts import compile_templates
@@ -39,6 +41,7 @@ class Core:
     slack: SlackClient
     identity: Identity
     recorder: Recorder
+    participation: Participation
     directory: Directory
     voice: OwnVoice
     services: JobServices | None  # None: this process hands its jobs to the job worker
@@ -48,6 +51,7 @@ class Core:
             await self.services.close()
         await self.directory.close()
         await self.recorder.stop()
+        self.participation.close()
         await self.slack.close()
         await self.engine.dispose()
 
@@ -68,7 +72,16 @@ def build_core(
             timeout=settings.SLACK_TIMEOUT_SECONDS,
         )
     identity = Identity()
-    recorder = Recorder(engine, keep_seconds=settings.retention_seconds)
+    participation = Participation(
+        engine=engine,
+        reader=sqlite_reader(engine),
+        window=settings.FOLLOW_UP_WINDOW_SECONDS,
+        bot_user=lambda: identity.user_id,
+    )
+    # A person's message is told a follow-up in the transaction that records it.
+    recorder = Recorder(
+        engine, keep_seconds=settings.retention_seconds, reroute=participation.follow_ups
+    )
     directory = Directory(
         slack=slack, engine=engine, recorder=recorder, history_limit=settings.CHANNEL_MESSAGES_LIMIT
     )
@@ -97,6 +110,7 @@ def build_core(
         slack=slack,
         identity=identity,
         recorder=recorder,
+        participation=participation,
         directory=directory,
         voice=voice,
         services=services,

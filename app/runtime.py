@@ -21,12 +21,10 @@ from app.conversation import claims
 from app.conversation.intake import Intake
 from app.conversation.judgment import JudgmentService
 from app.conversation.on_it import OnIt
-from app.conversation.participation import Participation
 from app.conversation.recovery import restore_timers
 from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
 from app.core import Core, build_core, load_job_libraries, load_slack_sdk
-from app.db.engine import sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.reachable import DatabaseUnreachable, open_database
@@ -176,11 +174,7 @@ def build_runtime(
         recorder=core.recorder,
         directory=core.directory,
         timer_policy=timer_policy,
-        participation=Participation(
-            engine=engine,
-            reader=sqlite_reader(engine),
-            window=settings.FOLLOW_UP_WINDOW_SECONDS,
-        ),
+        participation=core.participation,
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
         on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
     )

@@ -2,15 +2,14 @@
 read, routed, recorded durably, then its timers, the names to learn, a joined channel's history.
 
 This is the acknowledgement's path: no Slack call and no model call happens here (names and
-history are fetched in the background), only the recorder's commit and, for a person's
-message to be judged, the read that tells a follow-up (shared by the messages acknowledged
-together: app.conversation.participation).
+history are fetched in the background), only the recorder's commit, in whose transaction a
+person's message to be judged is told a follow-up or not (one read shared by the messages
+acknowledged together: app.conversation.participation).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -75,7 +74,6 @@ class Intake:
                 logger.info("event for %s acknowledged and ignored", foreign)
             return True
         if isinstance(change, NewMessage):
-            change = await self._follow_up(change)
             context = log_context(
                 event_id=event_id,
                 channel=change.message.channel,
@@ -95,12 +93,13 @@ class Intake:
             elif outcome.duplicate:
                 logger.info("duplicate delivery acknowledged, not processed again")
             elif isinstance(change, NewMessage) and outcome.applied:
+                route = outcome.route or change.route  # a follow-up, as recorded
                 try:
-                    await self._timer_policy.on_new_message(change.message, change.route)
+                    await self._timer_policy.on_new_message(change.message, route)
                 except Exception:  # the job database failed; the message is recorded
                     logger.exception("setting the timers of message %s failed", change.message.ts)
                 self._directory.note_people([change.message.user_id])
-                logger.info("message %s routed to %s", change.message.ts, change.route.kind.value)
+                logger.info("message %s routed to %s", change.message.ts, route.kind.value)
             elif isinstance(event, MemberJoined) and event.user_id == self._identity.user_id:
                 logger.info("joined %s; fetching its recent history", event.channel)
                 self._directory.on_bot_joined(event.channel)
@@ -110,21 +109,6 @@ class Intake:
                 logger.warning("%s: deleting everything kept of it", change)
                 self._on_erasure()
         return True
-
-    async def _follow_up(self, change: NewMessage) -> NewMessage:
-        """A message to be judged, or a follow-up in a conversation tomo takes part in."""
-        message = change.message
-        try:
-            route = await self.participation.route(
-                change.route,
-                channel=message.channel,
-                user_id=self._identity.user_id,
-                now=time.time(),
-            )
-        except Exception:  # the database failed: recording it will tell
-            logger.exception("could not tell whether tomo takes part in this conversation")
-            return change
-        return change if route is change.route else NewMessage(message, route)
 
     def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
         """The event, and the change it asks of the database."""

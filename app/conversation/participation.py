@@ -9,17 +9,17 @@ many others have spoken since, the channel has moved on. (A DM is answered at on
 "tomo spoke" is read from its reply claims, which every post of tomo's has (a claim that
 posted nothing, failed or withheld, does not count; one being written does, from its claim):
 every instance of a fleet sees the same, whichever one posted. This is read on the
-acknowledgement's path for every person's message routed to a judgment, so it is one small
-indexed read for all the messages acknowledged together (searches of the reply table's unique
-key by the conversations asked about, never a scan of the recent claims: those grow with every
-mention), one statement compiled once, on the SQLite reader's thread where there is one; plus
-the top level's few newest messages only where tomo spoke there.
+acknowledgement's path for every person's message routed to a judgment, in the transaction
+that records it, so it is one small indexed read for all the messages acknowledged together
+(searches of the reply table's unique key by the conversations asked about, never a scan of
+the recent claims: those grow with every mention), one statement compiled once; plus the top
+level's few newest messages only where tomo spoke there.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -31,11 +31,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.conversation.claims import spoke
+from app.db.ingest import NewMessage
 from app.db.models import TOP_LEVEL, Message, Reply
 from app.domain import ReplyReason, Route, RouteKind
 from app.slack.kinds import MessageKind
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 # At a channel's top level: tomo's post is among the last three turns there (a turn: one
 # person's consecutive messages). An answer to tomo comes right after it, often as a few
@@ -189,14 +192,21 @@ def _joined(connection: Connection, channel: str, user_id: str, since: float) ->
 
 
 class Participation:
-    def __init__(self, *, engine: AsyncEngine, reader: Engine | None, window: float) -> None:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        reader: Engine | None,
+        window: float,
+        bot_user: Callable[[], str | None],
+    ) -> None:
         """`reader`: a synchronous engine on the same SQLite file (app.db.engine.sqlite_reader),
-        whose reads run on a thread, one hop; None: the async engine's connection."""
+        whose reads run on a thread, one hop; None: the async engine's connection. `bot_user`:
+        tomo's user id, once known."""
         self._engine = engine
         self._reader = reader
         self.window = window  # FOLLOW_UP_WINDOW_SECONDS; 0: off
-        self._waiting: list[tuple[tuple[str, str], asyncio.Future[bool]]] = []
-        self._reading: asyncio.Task[None] | None = None
+        self._bot_user = bot_user
 
     async def _read(self, work: Callable[[Connection], T]) -> T:
         if self._reader is not None:
@@ -210,49 +220,41 @@ class Participation:
             return work(connection)
 
     def close(self) -> None:
-        if self._reading is not None:
-            self._reading.cancel()
-        for _, asking in self._waiting:  # nobody is left to read for them
-            asking.cancel()
-        self._waiting = []
         if self._reader is not None:
             self._reader.dispose()
 
-    async def route(self, route: Route, *, channel: str, user_id: str | None, now: float) -> Route:
-        """A judgment's route, or a follow-up's when tomo takes part in that conversation.
-        The messages that ask while a read is under way are answered together by the next
-        read, one thread hop and one query for all of them (as the recorder commits)."""
-        if route.kind is not RouteKind.JUDGMENT or self.window <= 0 or not user_id:
-            return route
-        asking: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiting.append(((channel, route.conversation_ts), asking))
-        if self._reading is None or self._reading.done():
-            self._reading = asyncio.create_task(self._answer(user_id), name="participation")
-        if not await asking:
-            return route
-        return Route(RouteKind.FOLLOW_UP, route.conversation_ts)
-
-    async def _answer(self, user_id: str) -> None:
-        while self._waiting:
-            batch, self._waiting = self._waiting, []
-            keys = [key for key, _ in batch]
-            since = time.time() - self.window
-            try:
-                found = await self._read(
-                    partial(taking_part, conversations=keys, user_id=user_id, since=since)
-                )
-            except asyncio.CancelledError:  # the stop: nobody is left to read for them
-                for _, asking in batch:
-                    asking.cancel()
-                raise
-            except Exception as error:  # the intake keeps such a message a judgment's
-                for _, asking in batch:
-                    if not asking.done():
-                        asking.set_exception(error)
-                continue
-            for (_, asking), part in zip(batch, found, strict=True):
-                if not asking.done():
-                    asking.set_result(part)
+    def follow_ups(
+        self, connection: Connection, messages: Sequence[NewMessage], now: float
+    ) -> dict[tuple[str, str], Route]:
+        """Which of these messages, about to be stored, are follow-ups: their routes by
+        (channel, ts). Run by the recorder in the transaction that stores them
+        (app.db.ingest.write_batch), so the messages acknowledged together share this read,
+        and a follow-up is stored as one before it is acknowledged. When the read fails, they
+        stay a judgment's (and the transaction goes on: on PostgreSQL, in a savepoint)."""
+        user_id = self._bot_user()
+        if self.window <= 0 or not user_id:
+            return {}
+        asking = [new for new in messages if new.route.kind is RouteKind.JUDGMENT]
+        if not asking:
+            return {}
+        keys = [(new.message.channel, new.route.conversation_ts) for new in asking]
+        read = partial(taking_part, conversations=keys, user_id=user_id, since=now - self.window)
+        try:
+            if connection.dialect.name == "postgresql":
+                with connection.begin_nested():
+                    found = read(connection)
+            else:
+                found = read(connection)
+        except Exception:
+            logger.exception("could not tell whether tomo takes part in these conversations")
+            return {}
+        return {
+            (new.message.channel, new.message.ts): Route(
+                RouteKind.FOLLOW_UP, new.route.conversation_ts
+            )
+            for new, part in zip(asking, found, strict=True)
+            if part
+        }
 
     async def asked(self, *, channel: str, thread_ts: str) -> bool:
         return await self._read(

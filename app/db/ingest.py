@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -43,6 +43,13 @@ class Outcome:
     duplicate: bool  # the event id was seen before: nothing was done
     applied: bool  # the change took effect (a new message was stored, an edit applied)
     rejected: bool = False  # the database refused its values: nothing was stored
+    route: Route | None = None  # a new message stored with another route than it came with
+
+
+# The routes of new messages that the database tells apart (a follow-up: tomo takes part in
+# the conversation), by (channel, ts); read in the recording's transaction, before they are
+# stored (app.conversation.participation).
+Reroute = Callable[[Connection, Sequence[NewMessage], float], dict[tuple[str, str], Route]]
 
 
 @dataclass(frozen=True)
@@ -132,13 +139,16 @@ def write_batch(
     *,
     now: float,
     keep_after: float | None = None,
+    reroute: Reroute | None = None,
 ) -> list[Outcome]:
     """Apply the deliveries in order, in the caller's transaction: one INSERT .. ON CONFLICT DO
     NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit, a
     DELETE per deletion (app.db.removal), a row per channel or workspace taken away.
 
     A message older than `keep_after` (the retention) is not stored, nor one of a channel or
-    workspace tomo was removed from (app.db.erasure): its event is acknowledged all the same."""
+    workspace tomo was removed from (app.db.erasure): its event is acknowledged all the same.
+    `reroute` may give the new messages other routes (one read for the batch) before they are
+    stored; their outcomes say so."""
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
     fresh = _store_event_ids(connection, event_ids, now) if event_ids else set()
     live: list[bool] = []
@@ -169,14 +179,25 @@ def write_batch(
         key = (message.channel, message.ts)
         if key not in new_messages or message.app_mention:
             new_messages[key] = delivery.change
-    inserted = _store_messages(connection, list(new_messages.values())) if new_messages else set()
+    routes = reroute(connection, list(new_messages.values()), now) if reroute else {}
+    stored = [
+        NewMessage(change.message, routes[key]) if key in routes else change
+        for key, change in new_messages.items()
+    ]
+    inserted = _store_messages(connection, stored) if stored else set()
 
     def outcome(change: Change) -> Outcome:
         if id(change) in noted:
             return APPLIED
         if id(change) in refused:
             return NOT_APPLIED
-        return APPLIED if _apply(connection, change, inserted, new_messages, now) else NOT_APPLIED
+        if not _apply(connection, change, inserted, new_messages, now):
+            return NOT_APPLIED
+        if isinstance(change, NewMessage):
+            route = routes.get((change.message.channel, change.message.ts))
+            if route is not None:
+                return Outcome(duplicate=False, applied=True, route=route)
+        return APPLIED
 
     return [outcome(d.change) if ok else DUPLICATE for d, ok in zip(batch, live, strict=True)]
 

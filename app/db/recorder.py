@@ -23,12 +23,21 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import sqlite_writer
-from app.db.ingest import REJECTED, Change, Delivery, NewMessage, Outcome, message_row, write_batch
+from app.db.ingest import (
+    REJECTED,
+    Change,
+    Delivery,
+    NewMessage,
+    Outcome,
+    Reroute,
+    message_row,
+    write_batch,
+)
 from app.db.isolation import cleaned, is_data_error, is_operational, summary
 
 T = TypeVar("T")
 
-__all__ = ["Change", "NewMessage", "Outcome", "Recorder", "message_row"]
+__all__ = ["Change", "NewMessage", "Outcome", "Recorder", "Reroute", "message_row"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +52,18 @@ class _Item:
 
 
 class Recorder:
-    def __init__(self, engine: AsyncEngine, *, keep_seconds: float | None = None) -> None:
-        """`keep_seconds`: a message older than this (MESSAGE_RETENTION_DAYS) is not stored."""
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        keep_seconds: float | None = None,
+        reroute: Reroute | None = None,
+    ) -> None:
+        """`keep_seconds`: a message older than this (MESSAGE_RETENTION_DAYS) is not stored.
+        `reroute`: what tells the follow-ups among new messages, in the same transaction."""
         self._engine = engine
         self._keep_seconds = keep_seconds
+        self._reroute = reroute
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         self._sqlite: Engine | None = None
@@ -165,7 +182,9 @@ class Recorder:
         now = time.time()
         keep_after = None if self._keep_seconds is None else now - self._keep_seconds
         return await self.write(
-            lambda connection: write_batch(connection, batch, now=now, keep_after=keep_after)
+            lambda connection: write_batch(
+                connection, batch, now=now, keep_after=keep_after, reroute=self._reroute
+            )
         )
 
     def _transaction(self, work: Callable[[Connection], T]) -> T:

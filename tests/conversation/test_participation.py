@@ -1,6 +1,7 @@
 """Which conversations tomo takes part in (docs/how-tomo-works.md#follow-ups), read from its reply
 claims and the top level's newest messages on a migrated database (SQLite, or PostgreSQL with
-TOMO_TEST_DATABASE_URL); messages asking together share one read."""
+TOMO_TEST_DATABASE_URL), in the recorder's transaction: messages recorded together share one
+read, and a follow-up is stored as one."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event, insert, text
+from sqlalchemy import event, insert, select, text
+from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlmodel import col
 
 from app.conversation.participation import Participation
 from app.db.engine import create_engine, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import Message, Reply
+from app.db.recorder import NewMessage, Outcome, Recorder
 from app.domain import Route, RouteKind
+from app.slack.events import IncomingMessage
 
 NOW = time.time()
 # What a database can hold (app.db.isolation cleans NULs and surrogates before storing).
@@ -56,55 +61,114 @@ async def top_level(engine: AsyncEngine, channel: str, *speakers: str, start: in
             )
 
 
-def judged(thread_ts: str) -> Route:
-    return Route(RouteKind.JUDGMENT, thread_ts)
+def participation(engine: AsyncEngine, bot_user: str | None = "UBOT") -> Participation:
+    return Participation(
+        engine=engine, reader=sqlite_reader(engine), window=1800, bot_user=lambda: bot_user
+    )
 
 
-async def test_many_messages_asking_together_share_one_read(database_url: str) -> None:
+def judged(channel: str, thread_ts: str, n: int) -> NewMessage:
+    """A person's message in a thread (or at the top level: thread_ts "", the top level's
+    conversation), routed to a judgment as routing does it for chatter."""
+    message = IncomingMessage(
+        channel=channel,
+        ts=f"{NOW - 10 + n / 1000:.6f}",
+        team_id="T1",
+        thread_ts=thread_ts,
+        user_id="U1",
+        bot_id=None,
+        text="and for six people?",
+        subtype=None,
+        channel_type="channel",
+    )
+    return NewMessage(message, Route(RouteKind.JUDGMENT, thread_ts))
+
+
+async def record(engine: AsyncEngine, *messages: NewMessage) -> list[Outcome]:
+    """Record the messages together, through a recorder that tells follow-ups."""
+    watching = participation(engine)
+    recorder = Recorder(engine, reroute=watching.follow_ups)
+    recorder.start()
+    try:
+        return await asyncio.gather(
+            *(recorder.record(event_id=None, change=message) for message in messages)
+        )
+    finally:
+        await recorder.stop()
+        watching.close()
+
+
+async def stored_routes(engine: AsyncEngine) -> dict[str, str]:
+    async with engine.connect() as connection:
+        rows = await connection.execute(select(col(Message.ts), col(Message.route)))
+        return {ts: route for ts, route in rows}
+
+
+def kind(outcome: Outcome) -> RouteKind:
+    return outcome.route.kind if outcome.route is not None else RouteKind.JUDGMENT
+
+
+async def test_messages_recorded_together_share_one_read_and_are_stored_as_follow_ups(
+    database_url: str,
+) -> None:
     engine = await migrated(database_url)
     await claim(engine, "C1", "1700000000.000100")  # a mention's thread tomo answered
     await claim(engine, "C2", "1700000000.000200", status="failed")  # it said nothing there
     await claim(engine, "C3", "1700000000.000300", created_at=NOW - 7200, posted_at=NOW - 7199)
-    reader = sqlite_reader(engine)
+    # Its own top-level post (the judgment's answer), which someone answers in its thread.
+    await claim(engine, "C4", "", reason="judgment", posted_ts="1700000000.000400")
     reads: list[str] = []
-    watched = reader if reader is not None else engine.sync_engine
-    event.listen(watched, "before_cursor_execute", lambda *args: reads.append(str(args[2])))
-    participation = Participation(engine=engine, reader=reader, window=1800)
-    asks = [
-        (channel, f"1700000000.000{n}00")
-        for n, channel in ((1, "C1"), (2, "C2"), (3, "C3"), (4, "C1"))
-        for _ in range(10)
-    ]
-    routes = await asyncio.gather(
-        *(
-            participation.route(judged(thread), channel=channel, user_id="UBOT", now=NOW)
-            for channel, thread in asks
-        )
-    )
-    participation.close()
+
+    def seen(*args: Any) -> None:
+        reads.append(str(args[2]))
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        threads = [(1, "C1"), (2, "C2"), (3, "C3"), (4, "C1"), (4, "C4")]
+        messages = [
+            judged(channel, f"1700000000.000{n}00", len(threads) * i + k)
+            for i in range(8)
+            for k, (n, channel) in enumerate(threads)
+        ]
+        outcomes = await record(engine, *messages)
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    routes = await stored_routes(engine)
     await engine.dispose()
-    kinds = [r.kind for r in routes]
-    assert kinds == [RouteKind.FOLLOW_UP] * 10 + [RouteKind.JUDGMENT] * 30
+    kinds = [kind(outcome) for outcome in outcomes]
+    expected = [RouteKind.FOLLOW_UP, RouteKind.JUDGMENT, RouteKind.JUDGMENT]
+    expected += [RouteKind.JUDGMENT, RouteKind.FOLLOW_UP]
+    assert kinds == expected * 8
+    assert all(outcome.applied for outcome in outcomes)
+    assert [routes[m.message.ts] for m in messages] == [k.value for k in kinds]
     claim_reads = [sql for sql in reads if "FROM reply" in sql]
-    assert 1 <= len(claim_reads) <= 2  # the first message's read, then everyone else's
+    assert 1 <= len(claim_reads) <= len(messages) // 4  # one per group commit, not per message
 
 
 async def test_the_top_level_counts_turns_since_tomos_post(database_url: str) -> None:
     engine = await migrated(database_url)
     await claim(engine, "C1", "", reason="judgment")
     await top_level(engine, "C1", "U1", "UBOT", "U1", "U1", "U2")
-    participation = Participation(engine=engine, reader=sqlite_reader(engine), window=1800)
-
-    async def follows() -> bool:
-        route = await participation.route(judged(""), channel="C1", user_id="UBOT", now=NOW)
-        return route.kind is RouteKind.FOLLOW_UP
-
     # tomo, then Alice's two lines (one turn) and Bob's: tomo's post is the third turn back.
-    assert await follows()
+    (first,) = await record(engine, judged("C1", "", 1))
     await top_level(engine, "C1", "U3", start=5)  # Carol: a fourth turn since
-    assert not await follows()
-    participation.close()
+    (second,) = await record(engine, judged("C1", "", 2))
     await engine.dispose()
+    assert kind(first) is RouteKind.FOLLOW_UP
+    assert kind(second) is RouteKind.JUDGMENT
+
+
+async def test_before_tomo_knows_its_own_id_nothing_is_a_follow_up(database_url: str) -> None:
+    engine = await migrated(database_url)
+    await claim(engine, "C1", "1700000000.000100")
+    watching = participation(engine, bot_user=None)
+    async with engine.begin() as connection:
+        found = await connection.run_sync(
+            watching.follow_ups, [judged("C1", "1700000000.000100", 1)], NOW
+        )
+    watching.close()
+    await engine.dispose()
+    assert found == {}
 
 
 @settings(
@@ -118,45 +182,40 @@ async def test_the_top_level_counts_turns_since_tomos_post(database_url: str) ->
 def test_any_conversation_gets_an_answer_and_no_error(
     database_url: str, channel: str, thread_ts: str, user_id: str | None
 ) -> None:
-    """Whatever channel, thread or user an event names, routing gets a route back."""
+    """Whatever channel, thread or user an event names, the read answers without an error
+    (one that names no conversation tomo spoke in: not a follow-up)."""
 
-    async def run() -> Route:
+    async def run() -> dict[tuple[str, str], Route]:
         engine = await migrated(database_url)
-        participation = Participation(engine=engine, reader=sqlite_reader(engine), window=1800)
+        watching = participation(engine, bot_user=user_id)
+        message = NewMessage(
+            judged(channel, thread_ts, 1).message, Route(RouteKind.JUDGMENT, thread_ts)
+        )
         try:
-            return await participation.route(
-                judged(thread_ts), channel=channel, user_id=user_id, now=NOW
-            )
+            async with engine.begin() as connection:
+                return await connection.run_sync(watching.follow_ups, [message], NOW)
         finally:
-            participation.close()
+            watching.close()
             await engine.dispose()
 
-    route = asyncio.run(run())
-    assert route.conversation_ts == thread_ts and route.kind is RouteKind.JUDGMENT
+    assert asyncio.run(run()) == {}
 
 
-async def test_a_failed_read_fails_its_batch_and_the_next_one_reads_again(
+async def test_a_failed_read_leaves_its_messages_a_judgments_and_loses_none(
     database_url: str,
 ) -> None:
-    """The intake keeps a message a judgment's when this fails (app.conversation.intake)."""
+    """The messages are stored all the same (on PostgreSQL the read's savepoint keeps the
+    transaction going), and the next batch reads again."""
     engine = await migrated(database_url)
     await claim(engine, "C1", "1700000000.000100")
-    participation = Participation(engine=engine, reader=sqlite_reader(engine), window=1800)
     async with engine.begin() as connection:
         await connection.execute(text("ALTER TABLE reply RENAME TO reply_away"))
-    failed = await asyncio.gather(
-        *(
-            participation.route(judged("1700000000.000100"), channel="C1", user_id="UBOT", now=NOW)
-            for _ in range(5)
-        ),
-        return_exceptions=True,
-    )
+    failed = await record(engine, *(judged("C1", "1700000000.000100", n) for n in range(5)))
     async with engine.begin() as connection:
         await connection.execute(text("ALTER TABLE reply_away RENAME TO reply"))
-    route = await participation.route(
-        judged("1700000000.000100"), channel="C1", user_id="UBOT", now=NOW
-    )
-    participation.close()
+    (after,) = await record(engine, judged("C1", "1700000000.000100", 6))
+    routes = await stored_routes(engine)
     await engine.dispose()
-    assert all(isinstance(outcome, Exception) for outcome in failed)
-    assert route.kind is RouteKind.FOLLOW_UP
+    assert [(o.applied, kind(o)) for o in failed] == [(True, RouteKind.JUDGMENT)] * 5
+    assert sorted(routes.values()) == ["follow_up"] + ["judgment"] * 5
+    assert kind(after) is RouteKind.FOLLOW_UP
