@@ -39,7 +39,7 @@ from bench.common import (
 from bench.events import plain
 from bench.loadgen import Connection
 from bench.onit import acknowledge, recorded
-from bench.standins import ANSWER_ME
+from bench.standins import ANSWER_ME, POSTS
 
 
 def fresh_ts() -> str:
@@ -68,7 +68,7 @@ async def posts_in(standins: int, channel: str, thread: str, count: int, seen: l
         found = [
             c["at"]
             for c in seen
-            if c["method"] == "chat.postMessage" and (c["channel"], c["ts"]) == (channel, thread)
+            if c["method"] in POSTS and (c["channel"], c["ts"]) == (channel, thread)
         ]
         if len(found) >= count:
             return float(found[count - 1])

@@ -11,8 +11,8 @@ must not), then more mentions at `--interval`, each a new top-level mention (app
 message, as Slack sends them). Each is timed from the moment its acknowledgement (the 200 of
 its first delivery) arrived here to the arrival at the stand-in of the sign
 (assistant.threads.setStatus, or reactions.add) and of the reply (chat.postMessage in its
-thread). Target: the sign p50 ≤ 100 ms, p99 ≤ 300 ms, the first mention after a start
-included.
+thread, or chat.startStream where it is streamed). Target: the sign p50 ≤ 100 ms, p99 ≤
+300 ms, the first mention after a start included.
 Last line: `onit p50_ms=X p99_ms=Y first_max_ms=Z reply_p50_ms=R`.
 """
 
@@ -42,6 +42,7 @@ from bench.common import (
 )
 from bench.events import mention
 from bench.loadgen import Connection
+from bench.standins import POSTS
 
 SIGNS = ("assistant.threads.setStatus", "reactions.add")
 _base = int(time.time()) - 60
@@ -81,7 +82,7 @@ class Tally:
             key = (str(call["channel"]), str(call["ts"]))
             if call["method"] in SIGNS and call.get("status") != "":
                 self.signs.setdefault(key, call["at"])
-            elif call["method"] == "chat.postMessage":
+            elif call["method"] in POSTS:
                 self.posts.setdefault(key, call["at"])
 
     def waits(

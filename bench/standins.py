@@ -7,19 +7,23 @@ Bolt, not these.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 CHANNELS = 100
 _last_post = 0
-# When each "on it" sign and each post arrived (bench.onit reads them from GET /calls).
-RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", "chat.postMessage"})
+# When each "on it" sign and each post arrived (bench.onit reads them from GET /calls). A
+# streamed reply (STREAM_REPLIES=auto, the default) appears with chat.startStream.
+POSTS = frozenset({"chat.postMessage", "chat.startStream"})
+RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", *POSTS})
 _calls: list[dict[str, Any]] = []
 
 
@@ -41,8 +45,10 @@ def _slack_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == "users.conversations":
         channels = [{"id": f"C{n:04d}", "name": f"channel-{n}"} for n in range(CHANNELS)]
         return {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}
-    if method == "chat.postMessage":
+    if method in POSTS:  # chat.startStream answers like a post: the message it writes into
         return {"ok": True, "channel": params.get("channel"), "ts": _post_ts()}
+    if method in ("chat.appendStream", "chat.stopStream"):
+        return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
     if method in ("conversations.replies", "conversations.history"):
         return {"ok": True, "messages": [], "response_metadata": {"next_cursor": ""}}
     return {"ok": True}
@@ -89,23 +95,41 @@ def _answer(judgment: bool, system: str) -> str:
     return RESPOND if ANSWER_ME in system else QUIET
 
 
-async def completion(request: Request) -> JSONResponse:
+def _chunks(model: str, content: str) -> Iterator[str]:
+    """A streamed answer as an OpenAI-compatible server sends it (server-sent events): the
+    text in one piece, then the finish, then [DONE]."""
+    for delta, finish in (({"role": "assistant", "content": content}, None), ({}, "stop")):
+        chunk = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        yield f"data: {json.dumps(chunk)}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+async def completion(request: Request) -> Response:
     body = await request.json()
     system = body["messages"][0].get("content") if body.get("messages") else ""
     judgment = '"should_respond"' in str(system)
     if len(_calls) < 100_000:
         kind = "judgment" if judgment else "completion"
         _calls.append({"method": kind, "channel": None, "ts": None, "at": time.time()})
+    model, content = body.get("model", "bench-model"), _answer(judgment, str(system))
+    if body.get("stream"):
+        return StreamingResponse(_chunks(model, content), media_type="text/event-stream")
     return JSONResponse(
         {
             "id": "chatcmpl-bench",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "bench-model"),
+            "model": model,
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": _answer(judgment, str(system))},
+                    "message": {"role": "assistant", "content": content},
                     "finish_reason": "stop",
                 }
             ],
