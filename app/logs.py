@@ -6,6 +6,7 @@ channel, thread, job id) lives in a context variable and is attached to every re
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
@@ -92,7 +93,17 @@ class TextFormatter(logging.Formatter):
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever sys.stderr is at the time (test runners swap it)."""
+    """Writes to whatever sys.stderr is at the time (test runners swap it).
+
+    On an event loop's thread, INFO and DEBUG lines are gathered and written together when
+    the loop has run what is ready (one write for the lines of every event acknowledged in
+    that turn, not one each: under load, a write gives the GIL to the threads that commit,
+    and the loop then waits to get it back). A WARNING or worse, and every line logged
+    outside an event loop, is written at once, after the lines gathered before it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[str] = []
 
     @property  # type: ignore[override]
     def stream(self) -> Any:
@@ -101,6 +112,32 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     @stream.setter
     def stream(self, _value: Any) -> None:
         pass
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + self.terminator
+        except Exception:
+            self.handleError(record)
+            return
+        loop = asyncio._get_running_loop() if record.levelno < logging.WARNING else None
+        if loop is not None:
+            if not self._pending:
+                loop.call_soon(self.flush)
+            self._pending.append(line)
+            return
+        self._pending.append(line)
+        self.flush()
+
+    def flush(self) -> None:
+        with self.lock:  # type: ignore[union-attr]
+            if not self._pending:
+                return
+            lines, self._pending = "".join(self._pending), []
+            try:
+                self.stream.write(lines)
+                self.stream.flush()
+            except Exception:
+                sys.stderr.write(lines)  # a test runner closed the stream it swapped in
 
 
 def setup_logging(*, level: str, fmt: str) -> None:
