@@ -117,6 +117,7 @@ def build_job_services(
             parts,
             max_age=settings.MAX_MESSAGE_AGE_SECONDS,
             max_delay=settings.MAX_REPLY_DELAY_SECONDS,
+            slack=slack,
         ),
         reply=ReplyService(
             parts,

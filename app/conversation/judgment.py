@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
@@ -38,11 +38,24 @@ def judgment_messages(context: Context, *, follow_up: bool = False) -> list[dict
     return messages
 
 
+class Reacting(Protocol):
+    async def add_reaction(self, *, channel: str, ts: str, name: str) -> None: ...
+
+
 class JudgmentService(ConversationJob):
-    def __init__(self, parts: JobParts, *, max_age: float, max_delay: float) -> None:
+    def __init__(
+        self,
+        parts: JobParts,
+        *,
+        max_age: float,
+        max_delay: float,
+        slack: Reacting | None = None,
+    ) -> None:
+        """`slack`: what reacts to a closing follow-up ("thanks!"); None: no reactions."""
         super().__init__(JobKind.JUDGMENT, parts)
         self._max_age = max_age
         self._max_delay = max_delay
+        self._slack = slack
 
     async def run(
         self, *, channel: str, thread_ts: str, latest_ts: str = "", reason: str | None = None
@@ -115,7 +128,22 @@ class JudgmentService(ConversationJob):
             decision.delay_seconds,
             decision.reason,
         )
+        if follow_up and verdict is not None and not verdict.should_respond and verdict.reaction:
+            await self._react(channel, newest.ts, verdict.reaction)
         return decision
+
+    async def _react(self, channel: str, ts: str, name: str) -> None:
+        """A closing follow-up acknowledged with a reaction, after the decision is stored
+        (a conversation's message is judged once, so it is reacted to once). A name Slack
+        does not know, or any failure, costs nothing but a log line."""
+        if self._slack is None:
+            return
+        try:
+            await self._slack.add_reaction(channel=channel, ts=ts, name=name)
+        except Exception as error:
+            logger.warning("could not react :%s: to %s: %s", name, ts, error)
+        else:
+            logger.info("reacted :%s: to %s instead of replying", name, ts)
 
     async def _judged(self, channel: str, thread_ts: str, newest: ChatMessage) -> bool:
         async with self._sessions() as session:

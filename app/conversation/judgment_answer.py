@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+# An emoji's name as reactions.add takes it: lowercase letters, digits, _ + - ' (Slack's custom
+# emoji names allow these), at most 64 characters (a skin tone is written "name::skin-tone-2").
+_EMOJI = re.compile(r"[a-z0-9_+'-]{1,64}(?:::skin-tone-[2-6])?")
 
 
 class InvalidVerdict(ValueError):
@@ -20,6 +23,9 @@ class Verdict:
     reason: str
     confidence: float | None
     delay_seconds: float | None
+    # A follow-up's judgment may acknowledge a closing message ("thanks!") with a reaction
+    # instead of a message: the emoji's name, or None (also when it is not a name).
+    reaction: str | None = None
 
 
 def _objects(text: str) -> list[Any]:
@@ -62,6 +68,15 @@ def _number(name: str, value: Any, *, low: float, high: float | None) -> float |
     return number
 
 
+def _reaction(value: Any) -> str | None:
+    """An emoji name, written with or without colons; anything else is no reaction (the
+    verdict stands: a reaction is a nicety)."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip().strip(":").lower()
+    return name if _EMOJI.fullmatch(name) else None
+
+
 def parse_verdict(text: str, *, max_delay: float) -> Verdict:
     """The judgment in `text`; raises InvalidVerdict when there is none."""
     objects = [o for o in _objects(text) if isinstance(o, dict) and "should_respond" in o]
@@ -77,4 +92,5 @@ def parse_verdict(text: str, *, max_delay: float) -> Verdict:
         reason=str(data.get("reason") or "")[:2000],
         confidence=_number("confidence", data.get("confidence"), low=0.0, high=1.0),
         delay_seconds=delay,
+        reaction=_reaction(data.get("reaction")),
     )

@@ -204,9 +204,42 @@ async def test_thanks_gets_no_message(
         await asyncio.sleep(0.5)
     assert decision["follow_up"] and not decision["should_respond"]
     assert len(slack.posts()) == 1
+    assert slack.reactions("C1", thanks) == []  # the model named no reaction
     assert purposes(model) == ["reply", "judgment"]
     (prompt,) = judgment_prompts(model)
     assert '("thanks!", "got it"' in prompt  # the closing criterion was asked
+    assert '"reaction"' in prompt  # and a reaction offered instead of a message
+
+
+@pytest.mark.parametrize(
+    ("named", "reacted"),
+    [(":pray:", ["pray"]), ("+1", ["+1"]), ("<!channel> hi", []), ("x" * 65, []), (7, [])],
+)
+async def test_thanks_may_get_the_reaction_the_judgment_names_once(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, named: object, reacted: list[str]
+) -> None:
+    """A closing follow-up acknowledged with a reaction, never a message; a name that is not
+    an emoji's is no reaction, and the decision stands."""
+
+    def responder(request: dict[str, Any]) -> str:
+        if purpose_of(request) == "judgment":
+            return json.dumps({"should_respond": False, "reason": "closing", "reaction": named})
+        return "sure!"
+
+    model.responder = responder
+    async with start_tomo(MIN_WAIT_SECONDS=SLOW, FOLLOW_UP_WAIT_SECONDS=0.2) as tomo:
+        thread = await mentioned_and_answered(tomo, slack, "when is the deploy freeze?")
+        thanks = later_ts()  # in Slack before its event comes: what a reaction is added to
+        slack.add_message("C1", ts=thanks, text="thanks!", user="U1", thread_ts=thread)
+        await say(tomo, "message_thread_reply", "thanks!", thread_ts=thread, ts=thanks)
+        decision = await decided(tomo, thanks)
+        if reacted:
+            await wait_for(lambda: slack.reactions("C1", thanks), what="the reaction")
+        await asyncio.sleep(0.5)
+    assert decision["valid"] and not decision["should_respond"]
+    assert len(slack.posts()) == 1
+    assert slack.reactions("C1", thanks) == reacted
+    assert slack.reactions("C1", thread) == []  # the mention itself is not reacted to
 
 
 async def test_two_people_talking_in_tomos_thread_are_judged_fast_and_left_alone(

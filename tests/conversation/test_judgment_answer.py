@@ -43,3 +43,27 @@ def test_delay_is_clamped_both_ways() -> None:
 def test_invalid_answers_raise(text: str) -> None:
     with pytest.raises(InvalidVerdict):
         parse_verdict(text, max_delay=600)
+
+
+@pytest.mark.parametrize(
+    ("named", "reaction"),
+    [
+        ('"pray"', "pray"),
+        ('":+1:"', "+1"),
+        ('" Wave "', "wave"),
+        ('"thumbsup::skin-tone-3"', "thumbsup::skin-tone-3"),
+        ('"<!channel>"', None),
+        ('"two words"', None),
+        ('""', None),
+        ("null", None),
+        ("3", None),
+        ('["pray"]', None),
+    ],
+)
+def test_a_reaction_is_an_emoji_name_or_none_and_never_spoils_the_verdict(
+    named: str, reaction: str | None
+) -> None:
+    verdict = parse_verdict(
+        f'{{"should_respond": false, "reason": "closing", "reaction": {named}}}', max_delay=600
+    )
+    assert verdict.reaction == reaction and not verdict.should_respond
