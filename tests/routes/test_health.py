@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -91,12 +92,14 @@ async def test_a_refused_token_is_degraded_logged_once_and_retried_slowly(
     # What Slack answers a wrong or revoked token: HTTP 200 with ok false (Slack's docs,
     # "auth.test" and the common errors; slack-sdk raises SlackApiError for it).
     slack.fail("auth.test", error="invalid_auth", times=1000)
+    started = time.monotonic()
     async with start_tomo(wait_identity=False) as tomo:
         await wait_for(lambda: tomo.runtime.identity.slack == "unauthorized", what="refusal")
         refused = await tomo.client.get("/healthz")
         page = await tomo.client.get("/admin", auth=("admin", ADMIN_TOKEN))
         await asyncio.sleep(1.0)
         calls = len(slack.calls_to("auth.test"))
+        periods = (time.monotonic() - started) / 0.4  # however slow the machine made this
         errors = identity_lines(caplog, logging.ERROR)
         slack.reset()  # the operator fixed the token
         slack.add_channel("C1", "general")
@@ -107,7 +110,7 @@ async def test_a_refused_token_is_degraded_logged_once_and_retried_slowly(
     assert refused.json()["status"] == "degraded"
     assert refused.json()["slack"] == "unauthorized"
     assert refused.json()["database"] == "ok" and refused.json()["bot_user_id"] is None
-    assert 2 <= calls <= 4, calls  # one try per retry period, not a storm
+    assert 2 <= calls <= periods + 1, (calls, periods)  # a try per retry period, no storm
     [error] = errors  # once, however many tries
     assert "invalid_auth" in error and "SLACK_BOT_TOKEN" in error
     assert "xoxb-test-token" not in caplog.text
