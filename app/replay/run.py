@@ -168,6 +168,7 @@ class Replay:
             self.timeline.start()
             for number, line in enumerate(self.lines, start=1):
                 await _sleep_until(self.timeline, line.at)
+                await self._caught_up(timeout)
                 body = self._event(line, number)
                 response = await client.post(
                     "/slack/events", content=body, headers=signed(body, secret)
@@ -204,6 +205,17 @@ class Replay:
             "event": raw,
         }
         return json.dumps(envelope).encode()
+
+    async def _caught_up(self, timeout: float) -> None:
+        """Before the next message: what tomo was due to do by now is done (a judgment or
+        reply whose time has come runs to its end). At a compressed time, a busy machine's
+        seconds are minutes of the conversation: without this, a reply due before a message
+        could come after it, and the conversation would read differently."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.timers.due() or time.monotonic() > deadline:
+                return
+            await asyncio.sleep(0.01)
 
     async def _settle(self, timeout: float) -> bool:
         """Wait until no judgment or reply is waiting or running; False when `timeout` (real

@@ -169,6 +169,16 @@ class ReplayTimers(Timers):
             self._timeline.add(self._where(channel, thread_ts), f"timer cancelled: {kind}")
         return removed
 
+    def due(self) -> bool:
+        """A judgment or reply runs now, or its time has come and it is about to."""
+        now = time.time()
+        return self.observed_running > 0 or any(
+            t.kind in (JobKind.JUDGMENT, JobKind.REPLY)
+            and t.run_at is not None
+            and t.run_at.timestamp() <= now
+            for t in self.timers()
+        )
+
     @property
     def busy(self) -> bool:
         """A judgment or reply is waiting or running."""

@@ -300,3 +300,32 @@ def test_the_summary_counts_in_the_singular_where_there_is_one(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert "one.jsonl: 1 message in 1 channel, time x600" in result.stdout
     assert "\n1 message, 0 judgments (0 to respond), 1 reply posted; 1 LLM call, " in result.stdout
+
+
+async def test_a_slow_model_does_not_reorder_the_conversation(
+    slack: FakeSlack, model: FakeModel, no_internet: list[Any]
+) -> None:
+    """Its reply to a mention takes 1.5 real seconds, five minutes of the conversation at x200:
+    the thanks written two minutes after the mention still comes after tomo's answer, as it
+    did in the conversation replayed (a busy machine's seconds are no part of it)."""
+    model.responder = lambda request: "Freeze starts Thursday at noon."
+    model.delay(1.5)
+    lines = parse_conversation(
+        '{"at": 0, "channel": "dev", "user": "kim", "text": "@tomo when is the deploy freeze?",'
+        ' "id": "freeze"}\n'
+        '{"at": "2:00", "channel": "dev", "user": "kim", "text": "thanks!", "thread": "freeze"}\n'
+    )
+    settings = replay_settings(
+        slack, LLM_MODEL="openai/fake-model", LLM_API_BASE=model.api_base, LLM_API_KEY="sk-fake"
+    )
+    out = io.StringIO()
+    summary = await replay(lines, settings=settings, speed=SPEED, out=out)
+    order = [(where, what) for where, what in entries(out.getvalue()) if ": " in what]
+    said = [what for _, what in order if what.startswith(("kim: ", "tomo: "))]
+    assert said == [
+        "kim: @tomo when is the deploy freeze?",
+        "tomo: Freeze starts Thursday at noon.",
+        "kim: thanks!",
+    ]
+    assert summary.replies == 1 and summary.finished
+    assert no_internet == []
