@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import TEST_DATABASE_URL, StartTomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.fakes.response_url import FakeResponseUrl
 from tests.processes import BEARER, Server, server
 from tests.slash import run_command
@@ -38,7 +39,7 @@ def purposes(model: FakeModel) -> list[str]:
 
 async def fleet(server: Callable[..., Server], size: int, **overrides: str) -> list[Server]:
     instances = [server(**(FLEET | overrides)) for _ in range(size)]
-    await asyncio.gather(*(instance.start(timeout=40) for instance in instances))
+    await asyncio.gather(*(instance.start(timeout=WORKER_WAIT_SECONDS) for instance in instances))
     return instances
 
 
@@ -50,7 +51,7 @@ async def test_in_one_process_a_mention_is_answered_and_a_burst_judged_once(
         health = (await tomo.client.get("/healthz")).json()
         assert health["backend"] == "procrastinate" and health["scheduler"] == "running"
         await tomo.message("<@UBOT> hi there", channel="C2")
-        await slack.wait_for_posts(1, timeout=10)
+        await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
         for said in ("lunch?", "anyone", "ramen maybe"):
             await tomo.message(said)
         assert [t.id for t in await tomo.timers("judgment")] == ["judgment:C1:"]
@@ -59,7 +60,7 @@ async def test_in_one_process_a_mention_is_answered_and_a_burst_judged_once(
         assert "Pending timers: judgment (the top level)" in status["text"]
         timers = (await tomo.client.get("/admin/timers", headers=BEARER)).json()["timers"]
         assert [(t["id"], t["latest_text"]) for t in timers] == [("judgment:C1:", "ramen maybe")]
-        await wait_for(lambda: purposes(model).count("judgment") == 1, timeout=10)
+        await wait_for(lambda: purposes(model).count("judgment") == 1, timeout=WORKER_WAIT_SECONDS)
         await asyncio.sleep(1.0)
     assert purposes(model) == ["reply", "judgment"]
     assert len(slack.posts()) == 1
@@ -81,7 +82,7 @@ async def test_a_burst_spread_over_three_instances_is_judged_once_and_answered_o
         assert [j["id"] for j in await instance.jobs() if j["kind"] == "judgment"] == [
             "judgment:C1:"
         ]
-    await slack.wait_for_posts(1, timeout=60)
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(2.0)  # nothing more comes
     assert purposes(model) == ["judgment", "reply"]
     assert len(slack.posts()) == 1
@@ -98,7 +99,7 @@ async def test_a_mention_delivered_twice_to_different_instances_and_retried_is_a
     ts = await a.message("<@UBOT> are you there?", kind="app_mention", event_id="EvMention1")
     await b.message("<@UBOT> are you there?", ts=ts, event_id="EvMessage1")
     await c.message("<@UBOT> are you there?", ts=ts, event_id="EvMention1", retry=1)
-    await slack.wait_for_posts(1, timeout=20)
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(2.0)
     assert purposes(model) == ["reply"] and len(slack.posts()) == 1
     for instance in (a, b, c):
@@ -120,10 +121,10 @@ async def test_a_new_message_on_another_instance_cancels_the_pending_reply_and_d
     async def reply_pending() -> bool:
         return [j["id"] for j in await b.jobs() if j["kind"] == "reply"] == ["reply:C1:"]
 
-    await wait_for(reply_pending, timeout=20, what="the reply timer, seen from b")
+    await wait_for(reply_pending, timeout=WORKER_WAIT_SECONDS, what="the reply timer, seen from b")
     await b.message("never mind, fixed it", user="U2")
     assert [j["id"] for j in await a.jobs() if j["kind"] == "reply"] == []
-    await wait_for(lambda: purposes(model) == ["judgment", "judgment"], timeout=20)
+    await wait_for(lambda: purposes(model) == ["judgment", "judgment"], timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(5)  # past the cancelled reply's time
     assert slack.posts() == []
     # DELETE on one instance cancels a job another instance set.
@@ -144,14 +145,14 @@ async def test_an_instance_killed_mid_reply_loses_nothing_and_posts_once(
     instances = await fleet(server, 2)
     model.delay(30)  # the reply is still being written when its instance dies
     await instances[1].message("<@UBOT> still there?", channel="C2")
-    await model.wait_for_requests(1, timeout=20)
+    await model.wait_for_requests(1, timeout=WORKER_WAIT_SECONDS)
     # The instance running the reply job put its "on it" sign up.
     (doomed,) = [i for i in instances if "on it:" in i.output()]
     (survivor,) = [i for i in instances if i is not doomed]
     model.delay(0)
     killed = time.monotonic()
     await doomed.kill()  # SIGKILL: no shutdown, no goodbye
-    await slack.wait_for_posts(1, timeout=60)
+    await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     taken = time.monotonic() - killed
     await asyncio.sleep(2.0)
     assert len(slack.posts()) == 1 and slack.posts()[0]["text"] == "here I am"
@@ -172,12 +173,12 @@ async def test_a_rolling_restart_loses_and_doubles_nothing(
     await old[1].message("what's for lunch?", channel="C2")
     model.delay(3)
     await old[0].message("<@UBOT> quick question", channel="C3")
-    await model.wait_for_requests(1, timeout=20)
+    await model.wait_for_requests(1, timeout=WORKER_WAIT_SECONDS)
     new = await fleet(server, 2, JOB_WORKER="process")
     stopped = await asyncio.gather(*(instance.stop() for instance in old))
     assert all(stopped), [instance.output() for instance in old]
     model.delay(0)
-    await slack.wait_for_posts(3, timeout=40)
+    await slack.wait_for_posts(3, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(3.0)
     channels = sorted(post["channel"] for post in slack.posts())
     assert channels == ["C1", "C2", "C3"]
