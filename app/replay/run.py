@@ -267,7 +267,9 @@ class Replay:
 
 
 async def _sleep_until(timeline: Timeline, at: float) -> None:
-    """Sleep until conversation time `at`."""
-    wait = (at - timeline.now()) / timeline.speed
-    if wait > 0:
-        await asyncio.sleep(wait)
+    """Sleep until conversation time `at` (the clock stops while a job runs)."""
+    while True:
+        wait = (at - timeline.now()) / timeline.speed
+        if wait <= 0:
+            return
+        await asyncio.sleep(min(wait, 0.05))

@@ -59,19 +59,35 @@ def why(job: JobRun) -> str:
 
 
 class Timeline:
-    """Entries printed as they happen, at conversation time (real time times the speed)."""
+    """Entries printed as they happen, at conversation time: real time times the speed, but
+    for the time tomo's judgments and replies run, which takes none of it (on a busy machine a
+    judgment's second is minutes of the conversation at x200: counted, it would let the next
+    message overtake the reply that judgment schedules)."""
 
     def __init__(self, *, out: TextIO, speed: float) -> None:
         self._out = out
         self.speed = speed
         self._started = time.monotonic()
+        self._paused_at: float | None = None
         self.entries: list[tuple[float, str, str]] = []
 
     def start(self) -> None:
         self._started = time.monotonic()
 
     def now(self) -> float:
-        return (time.monotonic() - self._started) * self.speed
+        at = self._paused_at if self._paused_at is not None else time.monotonic()
+        return (at - self._started) * self.speed
+
+    def pause(self) -> None:
+        """Stop the clock (a job runs)."""
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+
+    def resume(self) -> None:
+        """Go on from where the clock stopped."""
+        if self._paused_at is not None:
+            self._started += time.monotonic() - self._paused_at
+            self._paused_at = None
 
     def add(self, where: str, what: str) -> None:
         at = self.now()
@@ -192,6 +208,7 @@ class ReplayTimers(Timers):
         async def run(**kwargs: Any) -> None:
             job = JobRun(kind, kwargs["channel"], kwargs["thread_ts"], kwargs.get("latest_ts", ""))
             self.observed_running += 1
+            self._timeline.pause()
             token = CURRENT_JOB.set(job)
             try:
                 await func(**kwargs)
@@ -201,5 +218,7 @@ class ReplayTimers(Timers):
                     await self._after(job)
                 finally:
                     self.observed_running -= 1
+                    if not self.observed_running:
+                        self._timeline.resume()
 
         return run

@@ -329,3 +329,41 @@ async def test_a_slow_model_does_not_reorder_the_conversation(
     ]
     assert summary.replies == 1 and summary.finished
     assert no_internet == []
+
+
+async def test_a_slow_judgment_does_not_let_the_next_message_overtake_its_reply(
+    slack: FakeSlack, model: FakeModel, no_internet: list[Any]
+) -> None:
+    """The judgment's answer takes 1.5 real seconds (five minutes at x200) and schedules a
+    reply in 30 s; the message written two minutes after that reply was due still comes after
+    it, and is a follow-up: the clock stops while tomo works."""
+
+    def responder(request: dict[str, Any]) -> str:
+        if purpose_of(request) != "judgment":
+            return "Export panel, bottom right."
+        if "You are part of this conversation" in str(request):  # the thanks: a follow-up
+            return judgment_json(False, reason="the exchange is closing")
+        return judgment_json(True, delay=30, reason="a question nobody answered")
+
+    model.responder = responder
+    model.delay(1.5)  # the first request: the judgment
+    lines = parse_conversation(
+        '{"at": 0, "channel": "design", "user": "carol", "text": "how do I export as SVG?",'
+        ' "id": "svg"}\n'
+        '{"at": "7:30", "channel": "design", "user": "carol", "text": "found it, thanks!"}\n'
+    )
+    settings = replay_settings(
+        slack, LLM_MODEL="openai/fake-model", LLM_API_BASE=model.api_base, LLM_API_KEY="sk-fake"
+    )
+    out = io.StringIO()
+    summary = await replay(lines, settings=settings, speed=SPEED, out=out)
+    timeline = entries(out.getvalue())
+    said = [what for _, what in timeline if what.startswith(("carol: ", "tomo: "))]
+    assert said == [
+        "carol: how do I export as SVG?",
+        "tomo: Export panel, bottom right.",
+        "carol: found it, thanks!",
+    ]
+    # tomo answered at the top level, its post the last turn there: carol's is a follow-up.
+    assert ("#design", "timer set: judgment in 0:05 (follow_up)") in timeline
+    assert summary.replies == 1
