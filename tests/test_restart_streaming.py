@@ -34,7 +34,8 @@ async def test_killed_mid_stream_the_restart_finishes_the_same_message(
     if backend == "procrastinate" and not TEST_DATABASE_URL:
         pytest.skip("Procrastinate is PostgreSQL's")
     model.pace.every, model.pace.size = 0.3, 4
-    model.enqueue("a long and slow answer that never gets to its end", "the answer, whole")
+    # Half a minute of writing: however slow the machine, it is cut short by the kill.
+    model.enqueue("a long and slow answer that never gets to its end " * 6, "the answer, whole")
     tomo = server(STREAM_REPLIES="auto", LLM_TIMEOUT_SECONDS="30", **BACKENDS[backend])
     await tomo.start()
     ts = next_ts()

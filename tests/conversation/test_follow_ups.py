@@ -439,17 +439,22 @@ async def test_a_follow_ups_reply_is_streamed_like_a_mentions(
         thread = await say(tomo, "app_mention", "<@UBOT> where should we eat tonight?")
         await wait_for(
             lambda: [s for s in slack.streams() if s["state"] == "completed"],
-            timeout=20,
             what="the mention's streamed reply",
         )
         follow_up = await say(tomo, "message_thread_reply", "and for six people?", thread_ts=thread)
         await wait_for(
             lambda: len([s for s in slack.streams() if s["state"] == "completed"]) >= 2,
-            timeout=20,
             what="the follow-up's streamed reply",
         )
         decision = await decided(tomo, follow_up)
-        claims = await tomo.rows("SELECT reason, status FROM reply ORDER BY id")
+        # Slack has the whole message before tomo writes down that it posted it.
+        sql = "SELECT reason, status FROM reply ORDER BY id"
+
+        async def settled() -> bool:
+            return all(row["status"] == "posted" for row in await tomo.rows(sql))
+
+        await wait_for(settled, what="both claims posted")
+        claims = await tomo.rows(sql)
     assert decision["follow_up"] and decision["should_respond"]
     assert [s["thread_ts"] for s in slack.streams()] == [thread, thread]
     assert slack.posts() == []  # nothing posted whole
