@@ -144,7 +144,6 @@ class Identity:
                 logger.info(
                     "Slack answers auth.test again (was %s: %s)", self.slack, self.slack_error
                 )
-            self.slack, self.slack_error = OK, None
             app_id = bot.app_id or self.app_id or await self._app_id(slack, bot)
             if (bot.user_id, bot.bot_id, bot.team_id, app_id) != (
                 self.user_id,
@@ -166,6 +165,9 @@ class Identity:
                 enterprise_id=bot.enterprise_id,
                 app_id=app_id,
             )
+            # Only now: /healthz never says "ok" with the bot's id still unknown (bots.info,
+            # awaited above, can take a while).
+            self.slack, self.slack_error = OK, None
             return
 
     async def watch(self, slack: SlackClient, *, stop: Stop | None = None) -> None:
