@@ -302,6 +302,18 @@ def test_the_summary_counts_in_the_singular_where_there_is_one(tmp_path: Path) -
     assert "\n1 message, 0 judgments (0 to respond), 1 reply posted; 1 LLM call, " in result.stdout
 
 
+async def against_the_model(
+    slack: FakeSlack, model: FakeModel, lines: list[Any]
+) -> tuple[list[tuple[str, str]], Any]:
+    """Replay `lines` at SPEED with the model stand-in: the timeline's entries and the summary."""
+    settings = replay_settings(
+        slack, LLM_MODEL="openai/fake-model", LLM_API_BASE=model.api_base, LLM_API_KEY="sk-fake"
+    )
+    out = io.StringIO()
+    summary = await replay(lines, settings=settings, speed=SPEED, out=out)
+    return entries(out.getvalue()), summary
+
+
 async def test_a_slow_model_does_not_reorder_the_conversation(
     slack: FakeSlack, model: FakeModel, no_internet: list[Any]
 ) -> None:
@@ -315,13 +327,8 @@ async def test_a_slow_model_does_not_reorder_the_conversation(
         ' "id": "freeze"}\n'
         '{"at": "2:00", "channel": "dev", "user": "kim", "text": "thanks!", "thread": "freeze"}\n'
     )
-    settings = replay_settings(
-        slack, LLM_MODEL="openai/fake-model", LLM_API_BASE=model.api_base, LLM_API_KEY="sk-fake"
-    )
-    out = io.StringIO()
-    summary = await replay(lines, settings=settings, speed=SPEED, out=out)
-    order = [(where, what) for where, what in entries(out.getvalue()) if ": " in what]
-    said = [what for _, what in order if what.startswith(("kim: ", "tomo: "))]
+    timeline, summary = await against_the_model(slack, model, lines)
+    said = [what for _, what in timeline if what.startswith(("kim: ", "tomo: "))]
     assert said == [
         "kim: @tomo when is the deploy freeze?",
         "tomo: Freeze starts Thursday at noon.",
@@ -352,12 +359,7 @@ async def test_a_slow_judgment_does_not_let_the_next_message_overtake_its_reply(
         ' "id": "svg"}\n'
         '{"at": "7:30", "channel": "design", "user": "carol", "text": "found it, thanks!"}\n'
     )
-    settings = replay_settings(
-        slack, LLM_MODEL="openai/fake-model", LLM_API_BASE=model.api_base, LLM_API_KEY="sk-fake"
-    )
-    out = io.StringIO()
-    summary = await replay(lines, settings=settings, speed=SPEED, out=out)
-    timeline = entries(out.getvalue())
+    timeline, summary = await against_the_model(slack, model, lines)
     said = [what for _, what in timeline if what.startswith(("carol: ", "tomo: "))]
     assert said == [
         "carol: how do I export as SVG?",
