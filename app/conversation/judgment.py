@@ -129,21 +129,29 @@ class JudgmentService(ConversationJob):
             decision.reason,
         )
         if follow_up and verdict is not None and not verdict.should_respond and verdict.reaction:
-            await self._react(channel, newest.ts, verdict.reaction)
+            await self._react(decision, newest.ts, verdict.reaction)
         return decision
 
-    async def _react(self, channel: str, ts: str, name: str) -> None:
+    async def _react(self, decision: Judgment, ts: str, name: str) -> None:
         """A closing follow-up acknowledged with a reaction, after the decision is stored
-        (a conversation's message is judged once, so it is reacted to once). A name Slack
-        does not know, or any failure, costs nothing but a log line."""
+        (a conversation's message is judged once, so it is reacted to once), and written to
+        the decision once Slack took it. A name Slack does not know, or any failure, costs
+        nothing but a log line."""
         if self._slack is None:
             return
         try:
-            await self._slack.add_reaction(channel=channel, ts=ts, name=name)
+            await self._slack.add_reaction(channel=decision.channel, ts=ts, name=name)
         except Exception as error:
             logger.warning("could not react :%s: to %s: %s", name, ts, error)
-        else:
-            logger.info("reacted :%s: to %s instead of replying", name, ts)
+            return
+        logger.info("reacted :%s: to %s instead of replying", name, ts)
+        try:
+            async with self._sessions() as session:
+                session.add(decision)
+                decision.reaction = name
+                await session.commit()
+        except Exception:  # the reaction is in Slack; only the admin page misses it
+            logger.exception("could not write down the reaction :%s: to %s", name, ts)
 
     async def _judged(self, channel: str, thread_ts: str, newest: ChatMessage) -> bool:
         async with self._sessions() as session:

@@ -101,6 +101,9 @@ class Judgment(SQLModel, table=True):
     model: str = Field(default="", max_length=255)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # The emoji tomo reacted with instead of replying (a closing follow-up's "thanks!"),
+    # written once Slack took it.
+    reaction: str | None = Field(default=None, max_length=100)
 
 
 class Reply(SQLModel, table=True):

@@ -145,6 +145,7 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
                 "valid": decision.valid,
                 "should_respond": decision.should_respond,
                 "follow_up": decision.follow_up,
+                "reaction": decision.reaction,  # the emoji added instead of a reply
                 "reason": decision.reason,
                 "confidence": decision.confidence,
                 "delay_seconds": decision.delay_seconds,

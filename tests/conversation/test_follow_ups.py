@@ -219,7 +219,8 @@ async def test_thanks_may_get_the_reaction_the_judgment_names_once(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, named: object, reacted: list[str]
 ) -> None:
     """A closing follow-up acknowledged with a reaction, never a message; a name that is not
-    an emoji's is no reaction, and the decision stands."""
+    an emoji's is no reaction, and the decision stands. The decision shows the reaction on
+    the admin page and in /admin/decisions."""
 
     def responder(request: dict[str, Any]) -> str:
         if purpose_of(request) == "judgment":
@@ -235,11 +236,19 @@ async def test_thanks_may_get_the_reaction_the_judgment_names_once(
         decision = await decided(tomo, thanks)
         if reacted:
             await wait_for(lambda: slack.reactions("C1", thanks), what="the reaction")
+            sql = "SELECT id FROM judgment WHERE latest_ts = :ts AND reaction IS NOT NULL"
+            await wait_for(lambda: tomo.rows(sql, ts=thanks), what="the reaction written down")
         await asyncio.sleep(0.5)
+        shown = (await tomo.client.get("/admin/decisions", headers=BEARER)).json()
+        page = (await tomo.client.get("/admin", auth=("admin", ADMIN_TOKEN))).text
     assert decision["valid"] and not decision["should_respond"]
     assert len(slack.posts()) == 1
     assert slack.reactions("C1", thanks) == reacted
     assert slack.reactions("C1", thread) == []  # the mention itself is not reacted to
+    (listed,) = [d for d in shown["decisions"] if d["latest_ts"] == thanks]
+    assert listed["reaction"] == (reacted[0] if reacted else None)
+    assert ("reacted :" in page) == bool(reacted)
+    assert all(f"reacted :{name}:" in page for name in reacted)
 
 
 async def test_two_people_talking_in_tomos_thread_are_judged_fast_and_left_alone(
