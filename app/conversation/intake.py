@@ -24,6 +24,7 @@ from app.slack.events import (
     ChannelLeft,
     IncomingMessage,
     MemberJoined,
+    MemberLeft,
     SlackEvent,
     WorkspaceGone,
     parse_event,
@@ -125,6 +126,10 @@ class Intake:
         if isinstance(event, MemberJoined):
             # tomo invited (back) into a channel: stored again from now on.
             return event, event if event.user_id == self._identity.user_id else None
+        if isinstance(event, MemberLeft):
+            # tomo removed: the same as `channel_left`; someone else leaving changes nothing.
+            removed = event.user_id == self._identity.user_id
+            return event, ChannelLeft(channel=event.channel) if removed else None
         if isinstance(event, WorkspaceGone) and event.reason == "tokens_revoked":
             mine = self._identity.user_id
             if mine is not None and mine not in event.bot_users:

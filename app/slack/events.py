@@ -76,6 +76,15 @@ class MemberJoined:
 
 
 @dataclass(frozen=True)
+class MemberLeft:
+    """Someone left a channel (`member_left_channel`); when it is tomo, tomo was removed
+    (Slack sends `channel_left` too, but "sometimes withholds" it)."""
+
+    channel: str
+    user_id: str
+
+
+@dataclass(frozen=True)
 class ChannelGone:
     """A channel deleted in Slack (`channel_deleted`, `group_deleted`): everything tomo kept
     of it goes."""
@@ -106,6 +115,7 @@ SlackEvent = (
     | MessageEdited
     | MessageDeleted
     | MemberJoined
+    | MemberLeft
     | ChannelGone
     | ChannelLeft
     | WorkspaceGone
@@ -191,6 +201,8 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     team_id = team_id if slack_id(team_id) else ""
     if kind == "member_joined_channel" and channel and slack_id(event.get("user")):
         return MemberJoined(channel=channel, user_id=str(event["user"]))
+    if kind == "member_left_channel" and channel and slack_id(event.get("user")):
+        return MemberLeft(channel=channel, user_id=str(event["user"]))
     if kind in CHANNEL_GONE and channel:
         return ChannelGone(channel=channel)
     if kind in CHANNEL_LEFT and channel:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from sqlalchemy import text as sql
 
 from app.jobs.kinds import JobKind
@@ -65,14 +66,23 @@ async def test_a_deleted_channel_loses_everything_tomo_kept_of_it(start_tomo: St
     assert late == []
 
 
+# tomo removed, as Slack tells it: `channel_left`, or `member_left_channel` naming tomo
+# (docs.slack.dev/reference/events/channel_left: "sometimes withheld").
+REMOVED = [
+    {"type": "channel_left", "channel": "C1", "actor_id": "U1"},
+    {"type": "member_left_channel", "user": "UBOT", "channel": "C1", "channel_type": "C"},
+]
+
+
+@pytest.mark.parametrize("removed", REMOVED, ids=["channel_left", "member_left_channel"])
 async def test_removed_from_a_channel_tomo_stops_storing_it_and_its_memories_go_later(
-    start_tomo: StartTomo,
+    start_tomo: StartTomo, removed: dict[str, Any]
 ) -> None:
     now = time.time() - 60
     retention = {"MESSAGE_RETENTION_DAYS": 7, "ACTIVE_CHANNEL_DAYS": 7, "THREAD_MEMORY_DAYS": 7}
     async with start_tomo(MIN_WAIT_SECONDS=60, **retention) as tomo:
         await seed(tomo, "C1", now, 0)
-        assert (await tomo.event({"type": "channel_left", "channel": "C1"})).status_code == 200
+        assert (await tomo.event(removed)).status_code == 200
         await tomo.message("said after tomo left", channel="C1")
         kept = await counts(tomo)
         soon = await tomo.runtime.purge.run(now=time.time() + DAY)

@@ -100,13 +100,20 @@ TO_TOMO: dict[str, Case] = {
         extra={"stored_in_C2": 2},
     ),
     "app_home_opened": Case(send=("app_home_opened",)),
+    # Someone else left: tomo goes on storing the channel.
+    "member_left_channel_person": Case(
+        send=("member_left_channel_person", "message_plain"),
+        row=Row("1700000100.000100", route="judgment"),
+        judged="1700000100.000100",
+        posted="C1",
+    ),
 }
 
 # Slack took something away (docs/data-and-privacy.md): a message arriving after it is
 # acknowledged and not stored, nothing is judged or posted.
 TAKEN_AWAY: dict[str, Case] = {
     name: Case(send=(name, "message_plain"), absent=("1700000100.000100",))
-    for name in sorted(REMOVALS)
+    for name in sorted(REMOVALS | {"member_left_channel_tomo"})
 }
 
 CASES: dict[str, Case] = {**CONVERSATION, **NOT_PEOPLE, **TO_TOMO, **TAKEN_AWAY}

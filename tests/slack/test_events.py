@@ -12,6 +12,7 @@ from app.slack.events import (
     ChannelGone,
     ChannelLeft,
     IncomingMessage,
+    MemberLeft,
     MessageDeleted,
     MessageEdited,
     WorkspaceGone,
@@ -140,6 +141,9 @@ def test_channels_deleted_and_left_and_the_workspace_gone_are_read() -> None:
     assert parse_event(_fixture("group_deleted")) == ChannelGone("C1")
     assert parse_event(_fixture("channel_left")) == ChannelLeft("C1")
     assert parse_event(_fixture("group_left")) == ChannelLeft("C1")
+    # Whose leaving it is, the intake tells (tomo's own is a ChannelLeft there).
+    assert parse_event(_fixture("member_left_channel_tomo")) == MemberLeft("C1", "UBOT")
+    assert parse_event(_fixture("member_left_channel_person")) == MemberLeft("C1", "U2")
     assert parse_event(_fixture("app_uninstalled")) == WorkspaceGone("T0001", "app_uninstalled")
     assert parse_event(_fixture("tokens_revoked")) == WorkspaceGone(
         "T0001", "tokens_revoked", bot_users=("UBOT",)
