@@ -44,10 +44,13 @@ class Server:
         self._process: asyncio.subprocess.Process | None = None
         self._events = 0
 
-    async def start(self, timeout: float = 60.0, *, healthy: bool = True) -> None:
+    async def start(
+        self, timeout: float = 60.0, *, healthy: bool = True, app_dir: Path | None = None
+    ) -> None:
         """Start the process and wait until /healthz is 200 with tomo's user id known (with
-        `healthy=False`, return at once)."""
+        `healthy=False`, return at once). `app_dir`: uvicorn's --app-dir, where it finds `app`."""
         command = [sys.executable, "-m", "uvicorn", "app.main:app"]
+        command += ["--app-dir", str(app_dir)] if app_dir is not None else []
         command += ["--host", "127.0.0.1", "--port", str(self.port)]
         with self._log.open("ab") as log:
             self._process = await asyncio.create_subprocess_exec(

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import StartTomo
 from tests.fakes import FakeModel, FakeSlack
-from tests.processes import Server, free_port, server
+from tests.processes import PROJECT_ROOT, Server, free_port, server
 
 __all__ = ["server"]  # the fixture
 
@@ -122,3 +122,21 @@ async def test_readyz_in_process(start_tomo: StartTomo) -> None:
             await asyncio.sleep(0.05)
             response = await tomo.client.get("/readyz")
     assert response.status_code == 200 and response.json() == {"status": "ready"}
+
+
+async def test_started_from_another_folder_with_app_dir_its_job_worker_finds_the_app_too(
+    server: Callable[..., Server], slack: FakeSlack, model: FakeModel
+) -> None:
+    """`uvicorn --app-dir /srv/tomo app.main:app` run elsewhere (a systemd unit, a supervisor):
+    nothing on PYTHONPATH, and the job worker process imports the same `app` as the server."""
+    model.enqueue("found my way")
+    tomo = server(PYTHONPATH="")
+    await tomo.start(healthy=False, app_dir=PROJECT_ROOT)
+    answers = await answers_until_ready(tomo)
+    await tomo.message("<@UBOT> where are you running?")
+    (post,) = await slack.wait_for_posts(1, timeout=30)
+    log = tomo.output()
+    assert await tomo.stop(), tomo.output()
+    assert answers[-1] == (200, {"status": "ready"})
+    assert "No module named 'app'" not in log and "job worker exited" not in log
+    assert post["text"] == "found my way"
