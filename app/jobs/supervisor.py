@@ -26,9 +26,9 @@ import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
+from app.db.migrate import PROJECT_ROOT
 from app.db.models import Judgment
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode, lines
@@ -38,8 +38,6 @@ from app.slack.identity import Identity
 logger = logging.getLogger(__name__)
 
 STOP_WAIT_SECONDS = 5.0
-# The folder that holds the `app` package this process imported.
-APP_ROOT = Path(__file__).resolve().parents[2]
 # Well below the web process: when both want the CPU (a burst of events), Slack's 3-second
 # deadline wins and replies wait a little; when the CPU is free, replies get all of it. (At 5
 # the worker still took enough of a 2-core machine to hold acknowledgements back.) Set by the
@@ -194,9 +192,10 @@ class WorkerJobs:
         ours, theirs = socket.socketpair()
         environment = {k: v for k, v in os.environ.items() if k not in Settings.model_fields}
         environment.update(settings_environment(self._settings))
-        # The child imports the `app` this process runs, wherever that was found (uvicorn's
-        # --app-dir puts it on this process's path only, and the child may start elsewhere).
-        paths = [str(APP_ROOT), *environment.get("PYTHONPATH", "").split(os.pathsep)]
+        # The child imports the `app` this process runs (PROJECT_ROOT holds the package),
+        # wherever that was found: uvicorn's --app-dir puts it on this process's path only,
+        # and the child may start elsewhere.
+        paths = [str(PROJECT_ROOT), *environment.get("PYTHONPATH", "").split(os.pathsep)]
         environment["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         try:
             self._process = await asyncio.create_subprocess_exec(
