@@ -17,6 +17,8 @@ DEFAULT_PERSONA_PROMPT = (
     "and colleague: warm, brief, curious and helpful, never pushy. You answer in the language "
     "the conversation is written in."
 )
+# The tools a reply's model may be offered, in the order their definitions are given.
+KNOWN_TOOLS = ("search_messages", "read_thread", "note", "fetch_url", "web_search")
 # A bot token, as Slack issues it, and once token rotation has refreshed it.
 BOT_TOKEN_PREFIXES = ("xoxb-", "xoxe.xoxb-")
 
@@ -96,6 +98,30 @@ class Settings(DatabaseSettings):
     FOLLOW_UP_WINDOW_SECONDS: float = Field(default=1800, ge=0)
     FOLLOW_UP_WAIT_SECONDS: float = Field(default=5, ge=0)
 
+    # Tools a reply's model may call (docs/tools.md), comma-separated; empty: none.
+    # web_search is offered only when WEB_SEARCH_PROVIDER is set.
+    TOOLS: Annotated[tuple[str, ...], NoDecode] = (
+        "search_messages",
+        "read_thread",
+        "note",
+        "fetch_url",
+        "web_search",
+    )
+    # Whether the reply model is offered tools: "auto" asks LiteLLM of the model, "true" (an
+    # OpenAI-compatible server LiteLLM does not know), "false".
+    LLM_FUNCTION_CALLING: str = "auto"
+    # Rounds of tool calls one reply may make before it must answer (0: no tools).
+    MAX_TOOL_ROUNDS: int = Field(default=4, ge=0, le=10)
+    # LiteLLM's search API for web_search: the provider (tavily, brave, searxng, exa_ai, ...),
+    # its key and its base URL (a self-hosted SearXNG).
+    WEB_SEARCH_PROVIDER: str | None = None
+    WEB_SEARCH_API_KEY: SecretStr | None = None
+    WEB_SEARCH_API_BASE: str | None = None
+    # fetch_url reaches only public addresses unless this is true (an intranet; tests).
+    FETCH_PRIVATE_ADDRESSES: bool = False
+    # Bearer token for GET /metrics; unset: /metrics answers 404.
+    METRICS_TOKEN: SecretStr | None = None
+
     LOG_LEVEL: str = "INFO"
     LOG_FORMAT: str = "text"
     # Where judgment, reply and memory jobs run: "process" (a worker process of their own, so
@@ -117,6 +143,35 @@ class Settings(DatabaseSettings):
         if isinstance(value, str):
             return frozenset(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator("TOOLS", mode="before")
+    @classmethod
+    def _split_tools(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list | tuple | frozenset | set):
+            unknown = sorted(set(value) - set(KNOWN_TOOLS))
+            if unknown:
+                raise ValueError(
+                    f"names unknown tools ({', '.join(unknown)}); allowed: "
+                    f"{', '.join(KNOWN_TOOLS)}, comma-separated, or empty for none"
+                )
+            # Always in one order, whatever order they were written in: the tools'
+            # definitions then come in a stable order and the prompt's start stays cacheable.
+            return tuple(name for name in KNOWN_TOOLS if name in value)
+        return value
+
+    @field_validator("LLM_FUNCTION_CALLING")
+    @classmethod
+    def _check_function_calling(cls, value: str) -> str:
+        if value.lower() not in {"auto", "true", "false"}:
+            raise ValueError("is not a choice; allowed: auto, true or false")
+        return value.lower()
+
+    @field_validator("WEB_SEARCH_PROVIDER", "WEB_SEARCH_API_BASE")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
 
     @field_validator("LOG_LEVEL")
     @classmethod
@@ -240,6 +295,11 @@ class Settings(DatabaseSettings):
         token = self.ADMIN_TOKEN.get_secret_value() if self.ADMIN_TOKEN else ""
         return token or None
 
+    @property
+    def metrics_token(self) -> str | None:
+        token = self.METRICS_TOKEN.get_secret_value() if self.METRICS_TOKEN else ""
+        return token or None
+
 
 def settings_environment(settings: Settings) -> dict[str, str]:
     """These settings as environment variables, secrets included, for a child process (the
@@ -253,6 +313,8 @@ def settings_environment(settings: Settings) -> dict[str, str]:
             value = value.get_secret_value()
         elif isinstance(value, frozenset):
             value = ",".join(sorted(value))
+        elif isinstance(value, tuple):
+            value = ",".join(value)
         environment[name] = str(value)
     return environment
 
