@@ -25,7 +25,7 @@ from app.conversation.participation import Participation
 from app.db.engine import session_factory, sqlite_reader
 from app.db.recorder import Recorder
 from app.job_services import JobServices, build_job_services
-from app.prompts import compile_templates
+from app.llm.prompts import compile_templates
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity

@@ -35,8 +35,8 @@ from app.jobs.runner import InlineJobs, JobRunner
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm import LLM
+from app.llm.model_keys import CHECKING, check_model_key
 from app.memory.refresh import MemoryService
-from app.model_keys import CHECKING, check_model_key
 from app.retention.erase import Eraser
 from app.retention.guard import installed_again, unless_workspace_gone, workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
@@ -60,7 +60,7 @@ class Runtime(Core):
     eraser: Eraser = field(kw_only=True)
     purge: Purge = field(kw_only=True)
     background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
-    # Inline: the model key check's outcome (app.model_keys), None until LiteLLM is loaded.
+    # Inline: the model key check's outcome (app.llm.model_keys), None until LiteLLM is loaded.
     model_key: str | None = field(default=None, kw_only=True)
 
     @property

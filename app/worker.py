@@ -26,8 +26,8 @@ from app.jobs.backend import Handler
 from app.jobs.child import Child
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode
+from app.llm.model_keys import check_model_key
 from app.logs import setup_logging
-from app.model_keys import check_model_key
 from app.settings import load_settings
 
 logger = logging.getLogger(__name__)

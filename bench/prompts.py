@@ -35,7 +35,7 @@ from app.conversation.reply import reply_messages
 from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
 from app.llm import LLM, litellm_module, system_message
-from app.prompts import render_parts
+from app.llm.prompts import render_parts
 from app.settings import DEFAULT_PERSONA_PROMPT, Settings
 from app.slack.identity import Me
 from bench.common import free_port, machine, median, running, uvicorn, wait_ready

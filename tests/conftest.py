@@ -48,7 +48,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     import app.llm
 
-    app.llm._load()
+    app.llm.client._load()
 
 SIGNING_SECRET = "test-signing-secret"
 ADMIN_TOKEN = "test-admin-token"

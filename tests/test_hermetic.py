@@ -47,8 +47,11 @@ def filled_env_file(folder: Path) -> Path:
     """A `.env` in `folder` with every setting of app/settings.py filled in."""
     values = dict(FILLED)
     for name, field in Settings.model_fields.items():
-        # The rest: a text setting (a choice) its default, a number 1.
-        values.setdefault(name, field.default if isinstance(field.default, str) else "1")
+        # The rest: a text setting (a choice) its default, a list its default, a number 1.
+        default = field.default
+        if isinstance(default, tuple):
+            default = ",".join(default)
+        values.setdefault(name, default if isinstance(default, str) else "1")
     path = folder / ".env"
     path.write_text("".join(f"{name}={value}\n" for name, value in values.items()))
     return path
@@ -72,7 +75,7 @@ def test_importing_litellm_leaves_the_environment_to_the_settings(tmp_path: Path
     filled_env_file(tmp_path)
     code = (
         "import json, os\n"
-        "from app import llm\n"
+        "from app.llm import client as llm\n"
         "from app.settings import load_settings\n"
         "llm._load()\n"
         "names = ('ADMIN_TOKEN', 'OPENAI_API_KEY', 'LLM_MODEL')\n"
@@ -102,7 +105,7 @@ def test_a_real_environment_variable_wins_over_dotenv_for_the_provider_key(
     filled_env_file(tmp_path)
     code = (
         "import os\n"
-        "from app import llm\n"
+        "from app.llm import client as llm\n"
         "from app.settings import load_settings\n"
         "llm.provide_environment(load_settings())\n"
         "print(os.environ['OPENAI_API_KEY'])\n"

@@ -165,7 +165,8 @@ async def test_whether_a_model_sees_images_is_asked_of_litellm_unless_the_settin
 
 FIRST_CALL = """
 import asyncio, sys
-from app import llm, prompts
+from app.llm import client as llm
+from app.llm import prompts
 
 llm._load()
 prompts.compile_templates()

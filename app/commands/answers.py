@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from app.prompts import TEMPLATES, format_time, jinja
+from app.llm.prompts import TEMPLATES, format_time, jinja
 
 if TYPE_CHECKING:
     from jinja2 import Environment

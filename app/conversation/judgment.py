@@ -17,7 +17,7 @@ from app.db.models import Judgment
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, system_message, with_images
-from app.prompts import render, render_parts
+from app.llm.prompts import render, render_parts
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from app.conversation.claims import OWED, WITHHELD, insert_guard, spoke
 from app.conversation.participation import asked
 from app.db.models import Reply
 from app.domain import ReplyReason
-from app.prompts import format_time
+from app.llm.prompts import format_time
 
 logger = logging.getLogger(__name__)
 

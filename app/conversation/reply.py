@@ -21,7 +21,7 @@ from app.conversation.thread_history import ThreadHistory
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, with_images
-from app.prompts import render, render_parts
+from app.llm.prompts import render, render_parts
 from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 

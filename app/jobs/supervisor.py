@@ -77,7 +77,7 @@ class WorkerJobs:
         self._stopping = False
         self._heard_at: float | None = None  # the current worker's last line; None: not yet
         self._loaded = False  # the current worker has said its libraries are loaded
-        # What the worker found of the model key once loaded (app.model_keys): `ok` or why not.
+        # What the worker found of the model key once loaded (app.llm.model_keys): `ok` or why not.
         self.model_key: str | None = None
         self.restarts = 0
 

@@ -10,9 +10,9 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.context.memories import clip
 from app.db.models import Channel, Memory
 from app.domain import ChatMessage
+from app.llm.prompts import render
 from app.memory import sources
 from app.memory.sources import Activity
-from app.prompts import render
 from app.slack.identity import Me
 
 STORED_CHAR_LIMIT = 6000  # a memory longer than this is cut

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from app.llm.model_keys import missing_model_key
 from app.logs import TextFormatter
-from app.model_keys import missing_model_key
 from app.replay.conversation import ReplayError, ReplayLine, parse_conversation
 from app.replay.run import Replay, Summary
 from app.replay.timeline import JobNotes

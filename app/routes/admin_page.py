@@ -13,7 +13,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from app.prompts import TEMPLATES, jinja
+from app.llm.prompts import TEMPLATES, jinja
 from app.routes.admin import AdminPageRuntime, refuse_cross_site
 from app.routes.admin_api import overview
 

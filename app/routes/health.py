@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from app.jobs.kinds import JobKind
-from app.model_keys import CHECKING
-from app.model_keys import OK as KEY_OK
+from app.llm.model_keys import CHECKING
+from app.llm.model_keys import OK as KEY_OK
 from app.runtime import Runtime
 from app.slack.identity import OK
 

@@ -15,7 +15,7 @@ from app.context.memories import CHANNEL_MEMORY_LIMIT, MEMORY_BUDGET_CHARS, MEMO
 from app.db.engine import create_engine, session_factory
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import ChannelMemory, ChannelMessages, ChatMessage, Context
-from app.prompts import render
+from app.llm.prompts import render
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 

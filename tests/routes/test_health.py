@@ -164,7 +164,7 @@ LOADING = 60  # seconds for LiteLLM's import on a busy machine
 async def test_no_model_key_is_one_warning_at_start_up_and_shows_on_healthz(
     start_tomo: StartTomo, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="app.model_keys")
+    caplog.set_level(logging.WARNING, logger="app.llm.model_keys")
     async with start_tomo(**NO_KEY) as tomo:
         await wait_for(lambda: tomo.runtime.model_key, timeout=LOADING, what="the key check")
         response = await tomo.client.get("/healthz")
@@ -172,7 +172,7 @@ async def test_no_model_key_is_one_warning_at_start_up_and_shows_on_healthz(
     assert response.status_code == 200
     assert response.json()["status"] == "degraded"
     assert response.json()["model_key"] == problem
-    warnings = [r.getMessage() for r in caplog.records if r.name == "app.model_keys"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "app.llm.model_keys"]
     assert len(warnings) == 1 and warnings[0].startswith(f"model key missing: {problem}. ")
 
 
@@ -184,7 +184,7 @@ async def test_the_provider_key_in_the_environment_is_enough(
         await wait_for(lambda: tomo.runtime.model_key, timeout=LOADING, what="the key check")
         body = (await tomo.client.get("/healthz")).json()
     assert body["model_key"] == "ok" and body["status"] == "ok"
-    assert not [r for r in caplog.records if r.name == "app.model_keys"]
+    assert not [r for r in caplog.records if r.name == "app.llm.model_keys"]
 
 
 async def test_the_job_worker_checks_the_key_its_model_needs(start_tomo: StartTomo) -> None:

@@ -22,9 +22,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import LLMCall
-from app.llm_messages import CACHE_MARKED, for_provider
-from app.llm_messages import system_message as system_message
-from app.llm_messages import with_images as with_images
+from app.llm.messages import CACHE_MARKED, for_provider
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ CACHE_MARKED = frozenset({"anthropic"})
 
 
 def system_message(parts: list[str]) -> dict[str, Any]:
-    """A system message of the prompt's parts (app.prompts.render_parts): text parts, the
+    """A system message of the prompt's parts (app.llm.prompts.render_parts): text parts, the
     stable ones marked cacheable by `complete` where the provider takes marks."""
     return {"role": "system", "content": [{"type": "text", "text": p} for p in parts if p]}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from app.llm import litellm_module, provide_environment
+from app.llm.client import litellm_module, provide_environment
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
