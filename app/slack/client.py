@@ -283,6 +283,19 @@ class SlackClient:
             limit=200,
         )
 
+    async def private_conversations_of(self, user_id: str) -> list[dict[str, Any]]:
+        """The private channels and group DMs that person is in, of those tomo is in too
+        (users.conversations with `user`: non-public conversations are those the calling
+        token shares with that person)."""
+        return await self._paged(
+            "users.conversations",
+            "channels",
+            user=user_id,
+            types="private_channel,mpim",
+            exclude_archived=True,
+            limit=200,
+        )
+
     async def user_info(self, user_id: str) -> dict[str, Any]:
         data = await self._call("users.info", user=user_id)
         return dict(data.get("user") or {})
