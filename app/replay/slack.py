@@ -127,6 +127,10 @@ class ReplaySlack(SlackClient):
     async def member_conversations(self) -> list[dict[str, Any]]:
         return [self._conversation(channel_id) for channel_id in self._channels]
 
+    async def private_conversations_of(self, user_id: str) -> list[dict[str, Any]]:
+        """A replayed conversation has no private channels beside itself."""
+        return []
+
     def _conversation(self, channel_id: str) -> dict[str, Any]:
         name, kind = self._channels[channel_id]
         return {
