@@ -81,7 +81,12 @@ def build_core(
     )
     # A person's message is told a follow-up, or given its channel's pace, in the transaction
     # that records it.
-    reroute = with_pace(participation.follow_ups, window=settings.PACE_WINDOW_SECONDS)
+    reroute = with_pace(
+        participation.follow_ups,
+        window=settings.PACE_WINDOW_SECONDS,
+        min_wait=settings.MIN_WAIT_SECONDS,
+        floor=settings.PACE_MIN_WAIT_SECONDS,
+    )
     recorder = Recorder(engine, keep_seconds=settings.retention_seconds, reroute=reroute)
     directory = Directory(
         slack=slack, engine=engine, recorder=recorder, history_limit=settings.CHANNEL_MESSAGES_LIMIT

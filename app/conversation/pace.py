@@ -10,9 +10,9 @@ where floor = min(PACE_MIN_WAIT_SECONDS, MIN_WAIT_SECONDS), and JITTER_RATIO spr
 as before, never below the floor. A quiet channel waits MIN_WAIT_SECONDS as it always did.
 
 The pace is read from the stored messages, so every instance of a fleet sees the same; in the
-transaction that records the new messages, together with the follow-up read (one grouped count
-for the messages acknowledged together, by the message table's primary key), and only for
-messages routed to a judgment.
+transaction that records the new messages, together with the follow-up read, and only for
+messages routed to a judgment: a count per channel by the message table's primary key that
+stops where the wait reaches the floor (25 messages with the defaults).
 """
 
 from __future__ import annotations
@@ -35,17 +35,23 @@ logger = logging.getLogger(__name__)
 # Up to this many messages within the window, a channel is quiet: the wait is MIN_WAIT_SECONDS.
 QUIET_PACE = 5
 
-_PACE = (
-    select(col(Message.channel), func.count())
+# Beyond this many messages the wait is the floor whatever the settings: never counted further.
+MOST_COUNTED = 1000
+
+# One channel's people's messages since a time, at most `most` of them counted: a search of the
+# message table's primary key (channel, ts) that stops there.
+_PACE = select(func.count()).select_from(
+    select(col(Message.ts))
     .where(
-        col(Message.channel).in_(bindparam("channels", expanding=True)),
+        col(Message.channel) == bindparam("channel"),
         col(Message.ts) >= bindparam("since"),
         col(Message.kind) == MessageKind.CONVERSATIONAL.value,
         col(Message.deleted) == False,  # noqa: E712
         col(Message.user_id).is_not(None),
         col(Message.bot_id).is_(None),
     )
-    .group_by(col(Message.channel))
+    .limit(bindparam("most"))
+    .subquery()
 )
 
 
@@ -58,17 +64,36 @@ def paced_wait(*, min_wait: float, floor: float, pace: int, jitter_ratio: float 
     return max(lowest, wait * (1 + random.uniform(-jitter_ratio, jitter_ratio)))
 
 
-def channel_paces(connection: Connection, channels: Sequence[str], since: float) -> dict[str, int]:
-    """People's conversational messages per channel stored since `since`."""
-    rows = connection.execute(_PACE, {"channels": sorted(set(channels)), "since": f"{since:.6f}"})
-    return {channel: int(count) for channel, count in rows}
+def most_counted(*, min_wait: float, floor: float) -> int:
+    """The pace past which the wait is the floor: counting further changes nothing."""
+    lowest = min(floor, min_wait)
+    if lowest <= 0:
+        return MOST_COUNTED
+    return min(MOST_COUNTED, int(QUIET_PACE * min_wait / lowest) + 1)
 
 
-def with_pace(reroute: Reroute | None, *, window: float) -> Reroute | None:
+def channel_paces(
+    connection: Connection, channels: Sequence[str], since: float, *, most: int = MOST_COUNTED
+) -> dict[str, int]:
+    """People's conversational messages per channel stored since `since` (at most `most`):
+    one statement per channel, and the messages acknowledged together are mostly one's."""
+    paces = {}
+    for channel in sorted(set(channels)):
+        found = connection.execute(
+            _PACE, {"channel": channel, "since": f"{since:.6f}", "most": most}
+        )
+        paces[channel] = int(found.scalar_one())
+    return paces
+
+
+def with_pace(
+    reroute: Reroute | None, *, window: float, min_wait: float, floor: float
+) -> Reroute | None:
     """`reroute` (the follow-up read), then the pace of each lively channel given to the
     messages still routed to a judgment; `window` 0: no pace."""
-    if window <= 0:
+    if window <= 0 or min_wait <= 0:
         return reroute
+    most = most_counted(min_wait=min_wait, floor=floor)
 
     def rerouted(
         connection: Connection, messages: Sequence[NewMessage], now: float
@@ -82,14 +107,13 @@ def with_pace(reroute: Reroute | None, *, window: float) -> Reroute | None:
         ]
         if not judged:
             return routes
+        channels = [new.message.channel for new in judged]
         try:
             if connection.dialect.name == "postgresql":
                 with connection.begin_nested():
-                    paces = channel_paces(
-                        connection, [n.message.channel for n in judged], now - window
-                    )
+                    paces = channel_paces(connection, channels, now - window, most=most)
             else:
-                paces = channel_paces(connection, [n.message.channel for n in judged], now - window)
+                paces = channel_paces(connection, channels, now - window, most=most)
         except Exception:  # the wait stays the quiet one; the messages are recorded
             logger.exception("could not read the channels' pace")
             return routes

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from app.conversation.pace import QUIET_PACE, paced_wait
+from app.conversation.pace import MOST_COUNTED, QUIET_PACE, most_counted, paced_wait
 from tests.conftest import (
     TEST_DATABASE_URL,
     StartTomo,
@@ -44,6 +44,10 @@ def test_the_rule() -> None:
     assert paced_wait(min_wait=30, floor=60, pace=100) == 30  # never longer than a quiet wait
     spread = [paced_wait(min_wait=300, floor=60, pace=20, jitter_ratio=0.5) for _ in range(200)]
     assert min(spread) >= 60 and max(spread) <= 75 * 1.5 and len(set(spread)) > 1
+    # Counting stops where the wait reaches the floor: 26 messages with the defaults.
+    assert most_counted(min_wait=300, floor=60) == 26
+    assert paced_wait(min_wait=300, floor=60, pace=26) == 60
+    assert most_counted(min_wait=300, floor=0) == MOST_COUNTED
 
 
 def purposes(model: FakeModel) -> list[str]:
