@@ -103,6 +103,15 @@ def test_scores_match_the_answers_given(model: FakeModel, tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     assert "10/10" in result.stderr  # the progress bar
     report = json.loads(out.read_text())
+    fixed = {"model", "points", "speak_points", "silent_points", "precision", "recall", "f1"}
+    fixed |= {"balanced_accuracy", "unwanted_per_100_silent", "missed_direct_address_rate"}
+    fixed |= {"unparseable", "prompt_tokens", "completion_tokens", "cost_usd"}
+    assert fixed | {"by_kind", "baselines"} <= set(report)
+    for kind in ("join", "follow_up"):
+        assert fixed - {"model"} <= set(report["by_kind"][kind])
+    rates = fixed - {"model", "unparseable", "prompt_tokens", "completion_tokens", "cost_usd"}
+    for baseline in report["baselines"].values():
+        assert rates <= set(baseline)
     assert report["model"] == "openai/gpt-4o-mini"
     assert (report["points"], report["speak_points"], report["silent_points"]) == (10, 4, 6)
     # TP 2, FN 2, FP 2, TN 4
