@@ -194,3 +194,18 @@ def test_the_committed_data_set() -> None:
         assert (PROJECT_ROOT / "eval" / folder / "LICENSE").is_file()
     size = sum(f.stat().st_size for f in (PROJECT_ROOT / "eval").rglob("*.jsonl"))
     assert size < 400_000
+
+
+def test_a_model_that_fails_counts_as_silence_and_is_reported(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    model.responder = _answers
+    model.fail(status=500, times=1)  # LLM_MAX_RETRIES=0: one point gets no answer
+    out = tmp_path / "report.json"
+    data = str(_data(tmp_path))
+    result = _run(model, tmp_path, "--data", data, "--json", str(out), "--limit", "2", "--quiet")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["failed"] == 1 and report["unparseable"] == 0
+    assert report["recall"] == pytest.approx(0.5)  # both points are speak; one was answered
+    assert "failed 1" in result.stdout
