@@ -21,6 +21,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app import llm as llm_module
 from app.context.directory import Directory
 from app.conversation.own_voice import OwnVoice
+from app.conversation.pace import with_pace
 from app.conversation.participation import Participation
 from app.db.engine import session_factory, sqlite_reader
 from app.db.recorder import Recorder
@@ -78,10 +79,15 @@ def build_core(
         window=settings.FOLLOW_UP_WINDOW_SECONDS,
         bot_user=lambda: identity.user_id,
     )
-    # A person's message is told a follow-up in the transaction that records it.
-    recorder = Recorder(
-        engine, keep_seconds=settings.retention_seconds, reroute=participation.follow_ups
+    # A person's message is told a follow-up, or given its channel's pace, in the transaction
+    # that records it.
+    reroute = with_pace(
+        participation.follow_ups,
+        window=settings.PACE_WINDOW_SECONDS,
+        min_wait=settings.MIN_WAIT_SECONDS,
+        floor=settings.PACE_MIN_WAIT_SECONDS,
     )
+    recorder = Recorder(engine, keep_seconds=settings.retention_seconds, reroute=reroute)
     directory = Directory(
         slack=slack, engine=engine, recorder=recorder, history_limit=settings.CHANNEL_MESSAGES_LIMIT
     )

@@ -51,6 +51,9 @@ class Route:
     kind: RouteKind
     conversation_ts: str  # the thread whose jobs this message drives; "" = top level
     reason: ReplyReason | None = None  # for replies
+    # For a judgment: people's messages in the channel within PACE_WINDOW_SECONDS before this
+    # one, when the channel is lively enough to shorten the wait (app.conversation.pace); else 0.
+    pace: int = 0
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,7 @@ def build_runtime(
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
         follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
+        pace_floor=settings.PACE_MIN_WAIT_SECONDS,
     )
     intake = Intake(
         identity=core.identity,

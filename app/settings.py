@@ -73,6 +73,11 @@ class Settings(DatabaseSettings):
     PERSONA_PROMPT: str | None = None
 
     MIN_WAIT_SECONDS: float = Field(default=300, ge=0)
+    # The lively-channel pace (docs/how-tomo-works.md#the-quiet-wait): in a channel where people
+    # wrote more than a few messages within PACE_WINDOW_SECONDS (0: off), the quiet wait
+    # shrinks with that number, never below PACE_MIN_WAIT_SECONDS.
+    PACE_WINDOW_SECONDS: float = Field(default=600, ge=0)
+    PACE_MIN_WAIT_SECONDS: float = Field(default=60, ge=0)
     JITTER_RATIO: float = Field(default=0.3, ge=0, le=1)
     MAX_REPLY_DELAY_SECONDS: float = Field(default=600, ge=0)
     MAX_MESSAGE_AGE_SECONDS: float = Field(default=43200, gt=0)

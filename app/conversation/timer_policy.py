@@ -4,11 +4,11 @@ judgment later."""
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from app.conversation.pace import paced_wait
 from app.db.models import Judgment
 from app.domain import ReplyReason, Route, RouteKind
 from app.jobs.backend import TimerBackend
@@ -21,11 +21,6 @@ JobFunc = Callable[..., Awaitable[Any]]
 JudgeFunc = Callable[..., Awaitable[Judgment | None]]
 
 
-def quiet_wait(min_wait: float, jitter_ratio: float) -> float:
-    """MIN_WAIT_SECONDS spread by ± JITTER_RATIO, never negative."""
-    return max(0.0, min_wait * (1 + random.uniform(-jitter_ratio, jitter_ratio)))
-
-
 class TimerPolicy:
     def __init__(
         self,
@@ -36,12 +31,16 @@ class TimerPolicy:
         min_wait: float,
         jitter_ratio: float,
         follow_up_wait: float,
+        pace_floor: float = 0.0,
     ) -> None:
+        """`pace_floor`: PACE_MIN_WAIT_SECONDS, the shortest quiet wait of a lively channel
+        (app.conversation.pace)."""
         self._timers = timers
         self._judge = judge
         self._min_wait = min_wait
         self._jitter_ratio = jitter_ratio
         self._follow_up_wait = follow_up_wait
+        self._pace_floor = pace_floor
         timers.handle(JobKind.JUDGMENT, self.judge)
         timers.handle(JobKind.REPLY, reply)
 
@@ -67,8 +66,13 @@ class TimerPolicy:
         follow_up = route.kind is RouteKind.FOLLOW_UP
         if follow_up:  # a conversation tomo takes part in: judged a few seconds after the last
             wait = self._follow_up_wait
-        else:
-            wait = quiet_wait(self._min_wait, self._jitter_ratio)
+        else:  # shorter in a lively channel (route.pace)
+            wait = paced_wait(
+                min_wait=self._min_wait,
+                floor=self._pace_floor,
+                pace=route.pace,
+                jitter_ratio=self._jitter_ratio,
+            )
         await self.schedule_judgment(
             channel=channel,
             thread_ts=conversation,

@@ -1,0 +1,127 @@
+"""The lively-channel pace (docs/how-tomo-works.md#the-quiet-wait): the quiet wait before a
+judgment shrinks with how many messages people wrote in the channel lately.
+
+    pace = people's conversational messages in the channel (threads included) within
+           PACE_WINDOW_SECONDS before the new one
+    wait = MIN_WAIT_SECONDS                                   when pace <= QUIET_PACE
+         = max(floor, MIN_WAIT_SECONDS * QUIET_PACE / pace)   otherwise
+
+where floor = min(PACE_MIN_WAIT_SECONDS, MIN_WAIT_SECONDS), and JITTER_RATIO spreads the result
+as before, never below the floor. A quiet channel waits MIN_WAIT_SECONDS as it always did.
+
+The pace is read from the stored messages, so every instance of a fleet sees the same; in the
+transaction that records the new messages, together with the follow-up read, and only for
+messages routed to a judgment: a count per channel by the message table's primary key that
+stops where the wait reaches the floor (25 messages with the defaults).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.engine import Connection
+from sqlmodel import col
+
+from app.db.ingest import NewMessage, Reroute
+from app.db.models import Message
+from app.domain import Route, RouteKind
+from app.slack.kinds import MessageKind
+
+logger = logging.getLogger(__name__)
+
+# Up to this many messages within the window, a channel is quiet: the wait is MIN_WAIT_SECONDS.
+QUIET_PACE = 5
+
+# Beyond this many messages the wait is the floor whatever the settings: never counted further.
+MOST_COUNTED = 1000
+
+# One channel's people's messages since a time, at most `most` of them counted: a search of the
+# message table's primary key (channel, ts) that stops there.
+_PACE = select(func.count()).select_from(
+    select(col(Message.ts))
+    .where(
+        col(Message.channel) == bindparam("channel"),
+        col(Message.ts) >= bindparam("since"),
+        col(Message.kind) == MessageKind.CONVERSATIONAL.value,
+        col(Message.deleted) == False,  # noqa: E712
+        col(Message.user_id).is_not(None),
+        col(Message.bot_id).is_(None),
+    )
+    .limit(bindparam("most"))
+    .subquery()
+)
+
+
+def paced_wait(*, min_wait: float, floor: float, pace: int, jitter_ratio: float = 0.0) -> float:
+    """The quiet wait before a judgment in a channel of this pace, spread by ± `jitter_ratio`."""
+    if pace <= QUIET_PACE:
+        return max(0.0, min_wait * (1 + random.uniform(-jitter_ratio, jitter_ratio)))
+    lowest = min(floor, min_wait)
+    wait = max(lowest, min_wait * QUIET_PACE / pace)
+    return max(lowest, wait * (1 + random.uniform(-jitter_ratio, jitter_ratio)))
+
+
+def most_counted(*, min_wait: float, floor: float) -> int:
+    """The pace past which the wait is the floor: counting further changes nothing."""
+    lowest = min(floor, min_wait)
+    if lowest <= 0:
+        return MOST_COUNTED
+    return min(MOST_COUNTED, int(QUIET_PACE * min_wait / lowest) + 1)
+
+
+def channel_paces(
+    connection: Connection, channels: Sequence[str], since: float, *, most: int = MOST_COUNTED
+) -> dict[str, int]:
+    """People's conversational messages per channel stored since `since` (at most `most`):
+    one statement per channel, and the messages acknowledged together are mostly one's."""
+    paces = {}
+    for channel in sorted(set(channels)):
+        found = connection.execute(
+            _PACE, {"channel": channel, "since": f"{since:.6f}", "most": most}
+        )
+        paces[channel] = int(found.scalar_one())
+    return paces
+
+
+def with_pace(
+    reroute: Reroute | None, *, window: float, min_wait: float, floor: float
+) -> Reroute | None:
+    """`reroute` (the follow-up read), then the pace of each lively channel given to the
+    messages still routed to a judgment; `window` 0: no pace."""
+    if window <= 0 or min_wait <= 0:
+        return reroute
+    most = most_counted(min_wait=min_wait, floor=floor)
+
+    def rerouted(
+        connection: Connection, messages: Sequence[NewMessage], now: float
+    ) -> dict[tuple[str, str], Route]:
+        routes = reroute(connection, messages, now) if reroute is not None else {}
+        judged = [
+            new
+            for new in messages
+            if new.route.kind is RouteKind.JUDGMENT
+            and (new.message.channel, new.message.ts) not in routes
+        ]
+        if not judged:
+            return routes
+        channels = [new.message.channel for new in judged]
+        try:
+            if connection.dialect.name == "postgresql":
+                with connection.begin_nested():
+                    paces = channel_paces(connection, channels, now - window, most=most)
+            else:
+                paces = channel_paces(connection, channels, now - window, most=most)
+        except Exception:  # the wait stays the quiet one; the messages are recorded
+            logger.exception("could not read the channels' pace")
+            return routes
+        for new in judged:
+            pace = paces.get(new.message.channel, 0)
+            if pace > QUIET_PACE:
+                key = (new.message.channel, new.message.ts)
+                routes[key] = Route(RouteKind.JUDGMENT, new.route.conversation_ts, pace=pace)
+        return routes
+
+    return rerouted

@@ -1,0 +1,211 @@
+"""`python -m app.eval` against the model stand-in: tomo's judgment prompt for every point,
+answers read by tomo's parser, scores that match what was answered, baselines, --limit and
+--json; and the committed data set is what its README says."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.eval.points import load_points
+from tests.conftest import judgment_json, purpose_of
+from tests.fakes import FakeModel
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+MARK = re.compile(r"#p(\d+)#")
+USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+
+# (label, what the model answers, addressed to the stand-in "ann", the newest message)
+POINTS: list[tuple[str, str, bool, str]] = [
+    ("speak", "speak", True, "ann: can you look at my logs?"),  # TP
+    ("speak", "speak", False, "anyone know grub?"),  # TP
+    ("speak", "silent", True, "ann, still there?"),  # FN, a missed address
+    ("speak", "garbage", False, "is X broken?"),  # FN, unparseable
+    ("silent", "speak", False, "brb"),  # FP
+    ("silent", "silent", False, "lol"),  # TN
+    ("silent", "silent", False, "ok"),  # TN
+    ("silent", "silent", True, "thanks ann"),  # TN, a missed address
+    ("silent", "garbage", False, "heh"),  # TN, unparseable
+    ("silent", "speak", False, "night all"),  # FP
+]
+
+
+def _data(tmp_path: Path) -> Path:
+    messages: list[dict[str, Any]] = [{"user": "ann", "text": "hi all", "at": 1_700_000_000.0}]
+    points = []
+    for number, (label, _answer, addressed, text) in enumerate(POINTS, start=1):
+        messages.append(
+            {"user": "bob", "text": f"{text} #p{number}#", "at": 1_700_000_000.0 + 60 * number}
+        )
+        points.append(
+            {
+                "index": len(messages) - 1,
+                "kind": "follow_up" if number <= 5 else "join",
+                "label": label,
+                "addressees": ["ann"] if addressed else ["carl"],
+            }
+        )
+    excerpt = {
+        "id": "test",
+        "language": "en",
+        "source": "written for this test",
+        "channel": "help",
+        "stand_in": "ann",
+        "messages": messages,
+        "points": points,
+    }
+    path = tmp_path / "points.jsonl"
+    path.write_text(json.dumps(excerpt) + "\n")
+    return path
+
+
+def _answers(request: dict[str, Any]) -> Any:
+    assert purpose_of(request) == "judgment"
+    prompt = str(request["messages"][0]["content"])
+    number = int(MARK.findall(prompt)[-1])  # the newest message is the last one shown
+    answer = POINTS[number - 1][1]
+    if answer == "garbage":
+        return {"content": "I would rather not say.", "usage": USAGE}
+    return {"content": "```json\n" + judgment_json(answer == "speak") + "\n```", "usage": USAGE}
+
+
+def _run(model: FakeModel, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(PROJECT_ROOT),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LLM_API_BASE": model.api_base,
+        "LLM_API_KEY": "sk-test",
+        "LLM_MAX_RETRIES": "0",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "app.eval", "--model", "openai/gpt-4o-mini", *args],
+        cwd=tmp_path,  # no .env here
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_scores_match_the_answers_given(model: FakeModel, tmp_path: Path) -> None:
+    model.responder = _answers
+    out = tmp_path / "report.json"
+    result = _run(model, tmp_path, "--data", str(_data(tmp_path)), "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "10/10" in result.stderr  # the progress bar
+    report = json.loads(out.read_text())
+    fixed = {"model", "points", "speak_points", "silent_points", "precision", "recall", "f1"}
+    fixed |= {"balanced_accuracy", "unwanted_per_100_silent", "missed_direct_address_rate"}
+    fixed |= {"unparseable", "prompt_tokens", "completion_tokens", "cost_usd"}
+    assert fixed | {"by_kind", "baselines"} <= set(report)
+    for kind in ("join", "follow_up"):
+        assert fixed - {"model"} <= set(report["by_kind"][kind])
+    rates = fixed - {"model", "unparseable", "prompt_tokens", "completion_tokens", "cost_usd"}
+    for baseline in report["baselines"].values():
+        assert rates <= set(baseline)
+    assert report["model"] == "openai/gpt-4o-mini"
+    assert (report["points"], report["speak_points"], report["silent_points"]) == (10, 4, 6)
+    # TP 2, FN 2, FP 2, TN 4
+    assert report["precision"] == pytest.approx(0.5)
+    assert report["recall"] == pytest.approx(0.5)
+    assert report["f1"] == pytest.approx(0.5)
+    assert report["balanced_accuracy"] == pytest.approx((0.5 + 4 / 6) / 2)
+    assert report["unwanted_per_100_silent"] == pytest.approx(100 * 2 / 6)
+    assert report["missed_direct_address_rate"] == pytest.approx(2 / 3)
+    assert report["unparseable"] == 2
+    assert report["prompt_tokens"] == 1000 and report["completion_tokens"] == 100
+    assert report["cost_usd"] > 0
+    follow_up, join = report["by_kind"]["follow_up"], report["by_kind"]["join"]
+    assert (follow_up["points"], join["points"]) == (5, 5)
+    assert follow_up["precision"] == pytest.approx(2 / 3) and follow_up["recall"] == 0.5
+    assert join["unwanted_per_100_silent"] == pytest.approx(20.0) and join["unparseable"] == 1
+    low, high = report["intervals"]["f1"]
+    assert 0 <= low <= 0.5 <= high <= 1
+    baselines = report["baselines"]
+    assert set(baselines) == {"always_silent", "mentions_only", "random_at_base_rate"}
+    assert baselines["always_silent"]["recall"] == 0.0
+    assert baselines["always_silent"]["unwanted_per_100_silent"] == 0.0
+    assert baselines["always_silent"]["missed_direct_address_rate"] == 1.0
+    # "ann" named in points 1, 3 and 8: two speak points and one silent one.
+    assert baselines["mentions_only"]["precision"] == pytest.approx(2 / 3)
+    assert baselines["mentions_only"]["recall"] == pytest.approx(0.5)
+    assert baselines["mentions_only"]["missed_direct_address_rate"] == 0.0
+    assert 0 <= baselines["random_at_base_rate"]["f1"] <= 1
+    # The table shows the model's row and each baseline's.
+    assert "openai/gpt-4o-mini (prefixed)" in result.stdout
+    assert "baseline: mentions_only" in result.stdout
+    # tomo's own prompt: the follow-up section for follow-up points only.
+    prompts = [str(r["messages"][0]["content"]) for r in model.requests]
+    follow_ups = [p for p in prompts if "## You are part of this conversation" in p]
+    assert len(follow_ups) == 5 and all(int(MARK.findall(p)[-1]) <= 5 for p in follow_ups)
+
+
+def test_limit_and_two_variants(model: FakeModel, tmp_path: Path) -> None:
+    model.responder = _answers
+    out = tmp_path / "report.json"
+    data = str(_data(tmp_path))
+    result = _run(
+        model, tmp_path, "--data", data, "--json", str(out), "--limit", "3",
+        "--variant", "prefixed", "--variant", "bare", "--concurrency", "2", "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["points"] == 3 and report["variant"] == "prefixed"
+    assert set(report["variants"]) == {"prefixed", "bare"}
+    assert len(model.requests) == 6
+    first = [str(r["messages"][0]["content"]) for r in model.requests if "#p1#" in str(r)]
+    # The stand-in is tomo (its name mapped); the leading address kept in one variant only.
+    assert any("\ntomo: can you look at my logs? #p1#" in p for p in first)
+    assert any("\ncan you look at my logs? #p1#" in p for p in first)
+    assert not any(re.search(r"\bann\b", p) for p in first)
+
+
+def test_a_bad_data_file_is_refused(model: FakeModel, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "messages": []}\n')
+    result = _run(model, tmp_path, "--data", str(bad))
+    limit = _run(model, tmp_path, "--limit", "0")
+    assert result.returncode == 2 and "bad.jsonl:1" in result.stderr
+    assert limit.returncode == 2 and "--limit must be at least 1" in limit.stderr
+    assert model.requests == []
+
+
+def test_the_committed_data_set() -> None:
+    points = load_points()
+    assert len(points) >= 250
+    for language in ("en", "ja"):
+        mine = [p for p in points if p.excerpt.language == language]
+        for kind in ("join", "follow_up"):
+            labels = {p.speak for p in mine if p.kind == kind}
+            assert labels == {True, False}, (language, kind)
+    assert any(p.addressed_to_stand_in for p in points)
+    readme = (PROJECT_ROOT / "eval" / "README.md").read_text()
+    assert "CC BY 4.0" in readme and "CC BY-SA 4.0" in readme
+    for folder in ("en", "ja"):
+        assert (PROJECT_ROOT / "eval" / folder / "LICENSE").is_file()
+    size = sum(f.stat().st_size for f in (PROJECT_ROOT / "eval").rglob("*.jsonl"))
+    assert size < 400_000
+
+
+def test_a_model_that_fails_counts_as_silence_and_is_reported(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    model.responder = _answers
+    model.fail(status=500, times=1)  # LLM_MAX_RETRIES=0: one point gets no answer
+    out = tmp_path / "report.json"
+    data = str(_data(tmp_path))
+    result = _run(model, tmp_path, "--data", data, "--json", str(out), "--limit", "2", "--quiet")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["failed"] == 1 and report["unparseable"] == 0
+    assert report["recall"] == pytest.approx(0.5)  # both points are speak; one was answered
+    assert "failed 1" in result.stdout
