@@ -163,10 +163,11 @@ class SlackClient:
         text: str,
         thread_ts: str | None,
         metadata: dict[str, Any] | None = None,
+        blocks: list[dict[str, Any]] | None = None,
     ) -> str:
         """Post once: never retried after Slack may have received it. A SlackError with
         `uncertain` set means the post may be in Slack all the same (look before posting again:
-        `posts_with_metadata`)."""
+        `posts_with_metadata`). With `blocks`, Slack shows them instead of `text`."""
         params: dict[str, Any] = {
             "channel": channel,
             "text": text,
@@ -177,6 +178,8 @@ class SlackClient:
             params["thread_ts"] = thread_ts
         if metadata:
             params["metadata"] = metadata
+        if blocks:
+            params["blocks"] = blocks
         data = await self._call("chat.postMessage", policy=POST, **params)
         ts = data.get("ts")
         if not isinstance(ts, str) or not ts:
@@ -249,6 +252,31 @@ class SlackClient:
             status=status,
         )
 
+    async def set_suggested_prompts(
+        self,
+        *,
+        channel: str,
+        prompts: list[dict[str, str]],
+        title: str | None = None,
+        thread_ts: str | None = None,
+    ) -> None:
+        """The prompts offered at the top of a person's DM with tomo (assistant.threads.
+        setSuggestedPrompts; without `thread_ts`: the messages tab's own)."""
+        params: dict[str, Any] = {"channel_id": channel, "prompts": prompts}
+        params |= {"title": title} if title else {}
+        params |= {"thread_ts": thread_ts} if thread_ts else {}
+        await self._call("assistant.threads.setSuggestedPrompts", policy=SIGN, **params)
+
+    async def set_thread_title(self, *, channel: str, thread_ts: str, title: str) -> None:
+        """The title a DM thread with tomo is listed under (assistant.threads.setTitle)."""
+        await self._call(
+            "assistant.threads.setTitle",
+            policy=SIGN,
+            channel_id=channel,
+            thread_ts=thread_ts,
+            title=title,
+        )
+
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int
     ) -> list[dict[str, Any]]:
@@ -296,6 +324,8 @@ class SlackClient:
             limit=200,
         )
 
-    async def user_info(self, user_id: str) -> dict[str, Any]:
-        data = await self._call("users.info", user=user_id)
+    async def user_info(self, user_id: str, *, include_locale: bool = False) -> dict[str, Any]:
+        """users.info's `user`; with `include_locale`, its `locale` (e.g. "ja-JP") too."""
+        params: dict[str, Any] = {"include_locale": True} if include_locale else {}
+        data = await self._call("users.info", user=user_id, **params)
         return dict(data.get("user") or {})
