@@ -2,8 +2,8 @@
 whole fleet (a periodic job), delete
 
 - messages (with what was read of their files), decisions, reply claims, the feedback given
-  them, LLM call records and removal notes older than MESSAGE_RETENTION_DAYS (by the message's Slack time, or the
-  record's own);
+  them, LLM call records and removal notes older than MESSAGE_RETENTION_DAYS (by the
+  message's Slack time, or the record's own);
 - messages of a channel written before its last `/tomo forget` (one cut short goes on here);
 - the memories of a channel tomo was removed from longer ago than the retention;
 - and it carries on the deletions of channels and workspaces not finished (app.retention.erase).

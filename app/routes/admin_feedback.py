@@ -85,6 +85,28 @@ def sums(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return result
 
 
+def per_reply(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The feedback of each reply (its message), the most recently clicked first."""
+    replies: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in items:  # newest first
+        key = (item["channel"], item["reply_ts"])
+        reply = replies.setdefault(
+            key,
+            {
+                "channel": item["channel"],
+                "reply_ts": item["reply_ts"],
+                "reason": item["reason"],
+                "name": REASON_NAMES.get(item["reason"] or "", item["reason"]),
+                "decision": item["decision"],
+                "at": item["at"],
+                "positive": 0,
+                "negative": 0,
+            },
+        )
+        reply[item["value"]] = reply.get(item["value"], 0) + 1
+    return list(replies.values())
+
+
 @router.get("/feedback", response_model=None)
 async def get_feedback(
     runtime: AdminRuntime,
