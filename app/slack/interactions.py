@@ -17,6 +17,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from app.slack.feedback_blocks import ACTION_ID, NEGATIVE, POSITIVE, claim_of_block
+from app.slack.guards import slack_id
+from app.slack.timestamps import slack_ts
 
 MAX_FIELDS = 20
 MAX_ID_LENGTH = 32  # Slack's ids and timestamps are far shorter; the columns' size
@@ -49,7 +51,9 @@ def feedback_clicks(payload: dict[str, Any]) -> list[FeedbackClick]:
     user = _id(_object(payload.get("user")).get("id"))
     container = _object(payload.get("container"))
     channel = _id(container.get("channel_id")) or _id(_object(payload.get("channel")).get("id"))
-    reply_ts = _id(container.get("message_ts")) or _id(_object(payload.get("message")).get("ts"))
+    reply_ts = slack_ts(container.get("message_ts")) or slack_ts(
+        _object(payload.get("message")).get("ts")
+    )
     actions = payload.get("actions")
     if not user or not channel or not reply_ts or not isinstance(actions, list):
         return []
@@ -72,6 +76,4 @@ def _object(value: object) -> dict[str, Any]:
 
 
 def _id(value: object) -> str:
-    if isinstance(value, str) and 0 < len(value) <= MAX_ID_LENGTH:
-        return value
-    return ""
+    return value if slack_id(value) and len(value) <= MAX_ID_LENGTH else ""
