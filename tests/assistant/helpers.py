@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import Tomo, judgment_json, purpose_of, wait_for
-from tests.fakes import FakeModel
+from tests.fakes import FakeModel, FakeSlack
 
 
 def answer_by_purpose(
@@ -27,3 +27,12 @@ async def settled(tomo: Tomo, status: str = "posted") -> None:
 
 async def feedback_rows(tomo: Tomo) -> list[dict[str, Any]]:
     return await tomo.rows("SELECT * FROM feedback ORDER BY id")
+
+
+def with_blocks(slack: FakeSlack, posts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """FakeSlack's posts, each with its blocks where it has any."""
+    result = []
+    for post in posts:
+        blocks = slack.blocks_of(post["channel"], post["ts"])
+        result.append(post | ({"blocks": blocks} if blocks else {}))
+    return result

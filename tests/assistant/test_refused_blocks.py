@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from tests.assistant.helpers import answer_by_purpose, settled
+from tests.assistant.helpers import answer_by_purpose, settled, with_blocks
 from tests.conftest import StartTomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -37,7 +37,7 @@ async def test_a_refused_block_posts_the_reply_without_it_once_and_logs_once(
             what="the second reply",
         )
         claims = await tomo.rows("SELECT status, posted_ts FROM reply ORDER BY id")
-    posts = slack.posts()
+    posts = with_blocks(slack, slack.posts())
     assert [p["text"] for p in posts] == ["here you are", "here you are"]
     assert all("blocks" not in p for p in posts)
     sent = slack.calls_to("chat.postMessage")
@@ -56,7 +56,7 @@ async def test_a_post_slack_took_with_its_buttons_and_answered_500_is_not_posted
     async with start_tomo() as tomo:
         await tomo.message("<@UBOT> hello", kind="app_mention")
         await settled(tomo)
-    (post,) = slack.posts()
+    (post,) = with_blocks(slack, slack.posts())
     assert post["text"] == "only once" and post["blocks"][-1]["type"] == "context_actions"
     assert len(slack.calls_to("chat.postMessage")) == 1  # found by its metadata instead
 

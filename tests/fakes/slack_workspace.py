@@ -75,6 +75,14 @@ class SlackWorkspace:
         with self._lock:
             self._channels[id] = channel
 
+    def blocks_of(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
+        """The blocks of a message tomo posted or streamed (None: it has none)."""
+        with self._lock:
+            for message in self._history.get(channel, []):
+                if message["ts"] == ts:
+                    return copy.deepcopy(message.get("blocks"))
+        return None
+
     def set_locale(self, user_id: str, locale: str) -> None:
         """The person's Slack locale (e.g. "ja-JP"), which users.info names only when asked
         (`include_locale`, docs.slack.dev/reference/methods/users.info); "en-US" unless set."""
@@ -151,8 +159,8 @@ class SlackWorkspace:
                     history[n] = shapes.tombstone(message)
 
     def posts(self) -> list[dict[str, Any]]:
-        """Messages posted through chat.postMessage: channel, text, thread_ts, ts (and blocks, when
-        it had any)."""
+        """Messages posted through chat.postMessage: channel, text, thread_ts, ts (their blocks:
+        ``blocks_of``)."""
         with self._lock:
             return copy.deepcopy(self._posted)
 
@@ -240,8 +248,7 @@ class SlackWorkspace:
         # event_payload; read back only with include_all_metadata (see FakeSlack).
         message |= {"metadata": params["metadata"]} if params.get("metadata") else {}
         self._history.setdefault(channel, []).append(message)
-        posted = {"channel": channel, "text": text, "thread_ts": thread_ts, "ts": ts}
-        self._posted.append(posted | ({"blocks": blocks} if blocks else {}))
+        self._posted.append({"channel": channel, "text": text, "thread_ts": thread_ts, "ts": ts})
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
     def _conversations_replies(self, params: Params) -> dict[str, Any]:
