@@ -23,6 +23,7 @@ from sqlmodel import col
 from app.assistant.words import suggested
 from app.commands.words import is_japanese
 from app.db.models import Message
+from app.slack.assistant_threads import set_suggested_prompts
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import AssistantOpened
 
@@ -39,8 +40,12 @@ class SuggestedPrompts:
         try:
             language = await self.language(opened.user_id)
             title, prompts = suggested(language)
-            await self._slack.set_suggested_prompts(
-                channel=opened.channel, prompts=prompts, title=title, thread_ts=opened.thread_ts
+            await set_suggested_prompts(
+                self._slack,
+                channel=opened.channel,
+                prompts=prompts,
+                title=title,
+                thread_ts=opened.thread_ts,
             )
             logger.info("suggested prompts (%s) set for %s", language, opened.user_id)
         except SlackError as error:

@@ -109,8 +109,8 @@ class ReplaySlack(SlackClient):
     async def set_thread_status(self, *, channel: str, thread_ts: str, status: str) -> None:
         return None
 
-    async def set_thread_title(self, *, channel: str, thread_ts: str, title: str) -> None:
-        return None
+    async def mark(self, method: str, **params: Any) -> dict[str, Any]:
+        return {"ok": True}  # the AI app's prompts and titles: nothing to show offline
 
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int

@@ -252,30 +252,10 @@ class SlackClient:
             status=status,
         )
 
-    async def set_suggested_prompts(
-        self,
-        *,
-        channel: str,
-        prompts: list[dict[str, str]],
-        title: str | None = None,
-        thread_ts: str | None = None,
-    ) -> None:
-        """The prompts offered at the top of a person's DM with tomo (assistant.threads.
-        setSuggestedPrompts; without `thread_ts`: the messages tab's own)."""
-        params: dict[str, Any] = {"channel_id": channel, "prompts": prompts}
-        params |= {"title": title} if title else {}
-        params |= {"thread_ts": thread_ts} if thread_ts else {}
-        await self._call("assistant.threads.setSuggestedPrompts", policy=SIGN, **params)
-
-    async def set_thread_title(self, *, channel: str, thread_ts: str, title: str) -> None:
-        """The title a DM thread with tomo is listed under (assistant.threads.setTitle)."""
-        await self._call(
-            "assistant.threads.setTitle",
-            policy=SIGN,
-            channel_id=channel,
-            thread_ts=thread_ts,
-            title=title,
-        )
+    async def mark(self, method: str, **params: Any) -> dict[str, Any]:
+        """A call that only marks something for people to see (app.slack.assistant_threads):
+        tried once, like a sign."""
+        return await self._call(method, policy=SIGN, **params)
 
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int
