@@ -15,7 +15,17 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.db.reachable import DatabaseUnreachable
 from app.logs import setup_logging
-from app.routes import admin, admin_api, admin_page, commands, events, health, ready
+from app.routes import (
+    admin,
+    admin_api,
+    admin_feedback,
+    admin_page,
+    commands,
+    events,
+    health,
+    interactions,
+    ready,
+)
 from app.runtime import running
 from app.settings import Settings, load_settings
 
@@ -63,10 +73,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = Tomo(title="tomo", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.router.routes.append(events.route)
     app.include_router(commands.router)
+    app.include_router(interactions.router)
     app.include_router(health.router)
     app.include_router(ready.router)
     app.include_router(admin.router)
     app.include_router(admin_api.router)
+    app.include_router(admin_feedback.router)
     app.include_router(admin_page.router)
     return app
 

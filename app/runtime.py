@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.assistant.suggested import SuggestedPrompts
 from app.context.builder import ContextBuilder
 from app.conversation import claims
 from app.conversation.intake import Intake
@@ -170,6 +171,7 @@ def build_runtime(
         follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
         pace_floor=settings.PACE_MIN_WAIT_SECONDS,
     )
+    prompts = SuggestedPrompts(slack=core.slack, engine=engine)
     intake = Intake(
         identity=core.identity,
         recorder=core.recorder,
@@ -178,6 +180,7 @@ def build_runtime(
         participation=core.participation,
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
         on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
+        on_assistant_opened=lambda opened: runtime.spawn(prompts.offer(opened), "prompts"),
     )
     eraser = Eraser(
         engine=engine,

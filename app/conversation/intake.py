@@ -20,6 +20,7 @@ from app.conversation.timer_policy import TimerPolicy
 from app.db.recorder import Change, NewMessage, Recorder
 from app.logs import log_context
 from app.slack.events import (
+    AssistantOpened,
     ChannelGone,
     ChannelLeft,
     IncomingMessage,
@@ -46,8 +47,11 @@ class Intake:
         participation: Participation,
         auto_reply_channels: frozenset[str],
         on_erasure: Callable[[], None] = lambda: None,
+        on_assistant_opened: Callable[[AssistantOpened], None] = lambda _: None,
     ) -> None:
-        """`on_erasure`: a channel or the workspace was taken away (app.retention.erase)."""
+        """`on_erasure`: a channel or the workspace was taken away (app.retention.erase).
+        `on_assistant_opened`: a person opened tomo's messages tab (suggested prompts, set in
+        the background: app.conversation.suggested_prompts)."""
         self._identity = identity
         self._recorder = recorder
         self._directory = directory
@@ -55,6 +59,7 @@ class Intake:
         self.participation = participation  # also what /tomo status asks
         self._auto_reply_channels = auto_reply_channels
         self._on_erasure = on_erasure
+        self._on_assistant_opened = on_assistant_opened
 
     async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
         """Record the event and act on it; False when it could not be recorded (Slack should
@@ -104,6 +109,8 @@ class Intake:
             elif isinstance(event, MemberJoined) and event.user_id == self._identity.user_id:
                 logger.info("joined %s; fetching its recent history", event.channel)
                 self._directory.on_bot_joined(event.channel)
+            elif isinstance(event, AssistantOpened):
+                self._on_assistant_opened(event)
             elif isinstance(change, ChannelLeft):
                 logger.info("removed from %s: nothing more of it is stored", change.channel)
             elif isinstance(change, ChannelGone | WorkspaceGone):
@@ -130,6 +137,8 @@ class Intake:
             # tomo removed: the same as `channel_left`; someone else leaving changes nothing.
             removed = event.user_id == self._identity.user_id
             return event, ChannelLeft(channel=event.channel) if removed else None
+        if isinstance(event, AssistantOpened):
+            return event, None  # nothing to store; its event id is, so it is offered once
         if isinstance(event, WorkspaceGone) and event.reason == "tokens_revoked":
             mine = self._identity.user_id
             if mine is not None and mine not in event.bot_users:

@@ -21,6 +21,7 @@ from app.conversation.claims import Claim
 from app.db.messages import store_messages
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
+from app.slack.feedback_blocks import FeedbackButtons
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
@@ -42,10 +43,19 @@ def metadata(claim: Claim, chunk: int) -> dict[str, Any]:
 
 
 class Poster:
-    def __init__(self, *, slack: SlackClient, engine: AsyncEngine, identity: Identity) -> None:
+    def __init__(
+        self,
+        *,
+        slack: SlackClient,
+        engine: AsyncEngine,
+        identity: Identity,
+        buttons: FeedbackButtons | None = None,
+    ) -> None:
         self._slack = slack
         self._engine = engine
         self.identity = identity
+        # The reply's last message ends with the feedback buttons (app.slack.feedback_blocks).
+        self.buttons = buttons or FeedbackButtons()
         self._in_flight: dict[int, asyncio.Task[str]] = {}
 
     def in_flight(self, claim_id: int) -> asyncio.Task[str] | None:
@@ -68,7 +78,8 @@ class Poster:
                 continue
             # Shielded: a post Slack may be receiving is seen through (and stored) even when
             # the job is cancelled.
-            post = asyncio.ensure_future(self._post(claim, number, text))
+            last = number == len(chunks) - 1
+            post = asyncio.ensure_future(self._post(claim, number, text, last=last))
             self._in_flight[claim.id] = post
             post.add_done_callback(lambda finished: self._settled(claim.id, finished))
             try:
@@ -85,17 +96,12 @@ class Poster:
         if not post.cancelled():
             post.exception()  # seen here, whether or not the job still waits for it
 
-    async def _post(self, claim: Claim, number: int, text: str) -> str:
+    async def _post(self, claim: Claim, number: int, text: str, *, last: bool) -> str:
         """Post one chunk and store it; a SlackError that is `uncertain` only once neither the
         posts nor the look-ups could settle whether Slack has it."""
         for attempt in range(1, POST_ATTEMPTS + 1):
             try:
-                ts = await self._slack.post_message(
-                    channel=claim.channel,
-                    text=text,
-                    thread_ts=claim.thread_ts or None,
-                    metadata=metadata(claim, number),
-                )
+                ts = await self._send(claim, number, text, last=last)
             except SlackError as error:
                 if not error.uncertain:
                     raise
@@ -117,6 +123,24 @@ class Poster:
             await self.store(claim, ts, text)
             return ts
         raise AssertionError("unreachable")  # the last attempt returns or raises
+
+    async def _send(self, claim: Claim, number: int, text: str, *, last: bool) -> str:
+        """One chat.postMessage; the last message with the feedback buttons, sent again
+        without them when Slack refused them (a refusal is certain: nothing was posted)."""
+        blocks = self.buttons.for_post(claim.id, text) if last else None
+        while True:
+            try:
+                return await self._slack.post_message(
+                    channel=claim.channel,
+                    text=text,
+                    thread_ts=claim.thread_ts or None,
+                    metadata=metadata(claim, number),
+                    blocks=blocks,
+                )
+            except SlackError as error:
+                if blocks is None or not self.buttons.refused(error):
+                    raise
+                blocks = None
 
     async def _find(self, claim: Claim) -> dict[int, str]:
         """The claim's messages Slack has, by their place in the reply."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.assistant.titles import title_thread
 from app.context.builder import window
 from app.conversation import claims
 from app.conversation.job import ConversationJob, JobParts
@@ -126,6 +127,7 @@ class ReplyService(ConversationJob):
         self._engine = engine
         self._history = history
         self._limit = history_limit
+        self._slack = slack
         self._poster = Poster(slack=slack, engine=engine, identity=parts.identity)
         self._streams = StreamedReplies(
             enabled=streaming,
@@ -183,7 +185,17 @@ class ReplyService(ConversationJob):
             logger.info("reply skipped: message %s was already answered", trigger.ts)
             return resumed
         async with self._held(claim):
-            return resumed + await self._answer(claim, context)
+            posted = await self._answer(claim, context)
+        if posted:
+            await title_thread(
+                self._slack,
+                self._engine,
+                channel=channel,
+                thread_ts=thread_ts,
+                reason=reason,
+                claim_id=claim.id,
+            )
+        return resumed + posted
 
     async def _resume(self, channel: str, thread_ts: str) -> list[str]:
         """Finish the conversation's owed claims that had begun posting (after a restart, or

@@ -158,7 +158,7 @@ class StreamWriter:
         stopped = False
         if not self._broken:
             try:
-                await self._current.stop(self._pending, metadata=metadata(self._claim, number))
+                await self._stop(number, last=last)
                 stopped = True
             except SlackError as error:
                 logger.warning("stopping the stream of claim %d failed: %s", *self._of(error))
@@ -167,6 +167,23 @@ class StreamWriter:
         await self._poster.store(self._claim, ts, whole)
         self.posted.append(ts)
         self._current, self._sent, self._pending, self._broken = None, "", "", False
+
+    async def _stop(self, number: int, *, last: bool) -> None:
+        """Stop the current message; the reply's last with the feedback buttons, stopped again
+        without them when Slack refused them (a refusal is certain: it is still streaming)."""
+        assert self._current is not None
+        buttons = self._poster.buttons
+        blocks = buttons.for_stop(self._claim.id) if last else None
+        while True:
+            try:
+                await self._current.stop(
+                    self._pending, metadata=metadata(self._claim, number), blocks=blocks
+                )
+                return
+            except SlackError as error:
+                if blocks is None or not buttons.refused(error):
+                    raise
+                blocks = None
 
     async def settle(self, ts: str, number: int, whole: str, *, stop: bool = True) -> None:
         """Finish message `number` with its whole text, whatever state it was left in: stopped

@@ -221,3 +221,23 @@ class Erasure(SQLModel, table=True):
     reason: str = Field(max_length=24)  # deleted, left, app_uninstalled, tokens_revoked
     requested_at: float = 0.0
     done_at: float | None = None  # everything deleted (never set for "left")
+
+
+class Feedback(SQLModel, table=True):
+    """A person's 👍 or 👎 on one of tomo's replies (Slack's feedback buttons): one per person
+    and message, a second click replacing the first."""
+
+    __table_args__ = (
+        UniqueConstraint("channel", "reply_ts", "user_id", name="uq_feedback_click"),
+        Index("ix_feedback_at", "at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    channel: str = Field(max_length=32)
+    reply_ts: str = Field(max_length=32)  # the message the buttons were on
+    user_id: str = Field(max_length=32)
+    value: str = Field(max_length=16)  # positive, negative
+    # The reply claim the buttons were posted with (their block_id names it); None when the
+    # click named none this version knows.
+    claim_id: int | None = None
+    at: float = 0.0

@@ -63,6 +63,7 @@ class ReplaySlack(SlackClient):
         text: str,
         thread_ts: str | None,
         metadata: dict[str, Any] | None = None,
+        blocks: list[dict[str, Any]] | None = None,  # the feedback buttons: not replayed
     ) -> str:
         if channel not in self._channels:
             raise SlackError("chat.postMessage", "channel_not_found")
@@ -107,6 +108,9 @@ class ReplaySlack(SlackClient):
 
     async def set_thread_status(self, *, channel: str, thread_ts: str, status: str) -> None:
         return None
+
+    async def mark(self, method: str, **params: Any) -> dict[str, Any]:
+        return {"ok": True}  # the AI app's prompts and titles: nothing to show offline
 
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int
@@ -154,7 +158,7 @@ class ReplaySlack(SlackClient):
             raise SlackError("bots.info", "bot_not_found")
         return {"id": BOT_ID, "name": self._persona_name, "user_id": BOT_USER_ID}
 
-    async def user_info(self, user_id: str) -> dict[str, Any]:
+    async def user_info(self, user_id: str, *, include_locale: bool = False) -> dict[str, Any]:
         if user_id == BOT_USER_ID:
             name, is_bot = self._persona_name, True
         elif user_id in self._people:

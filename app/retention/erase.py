@@ -26,6 +26,7 @@ from app.db.models import (
     Channel,
     ChannelControl,
     Erasure,
+    Feedback,
     Judgment,
     LLMCall,
     Memory,
@@ -49,6 +50,7 @@ def _channel_records(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
     return [
         (table_of(Judgment), col(Judgment.channel) == channel),
         (table_of(Reply), col(Reply.channel) == channel),
+        (table_of(Feedback), col(Feedback.channel) == channel),
         (table_of(OnIt), col(OnIt.channel) == channel),
     ]
 
@@ -66,7 +68,7 @@ def _channel_last(channel: str) -> list[ColumnElement[bool]]:
 
 
 # The workspace's rows, messages aside; seen event ids stay (they say nothing of anyone).
-WORKSPACE_ROWS = (Memory, Judgment, Reply, OnIt, ChannelControl, LLMCall)
+WORKSPACE_ROWS = (Memory, Judgment, Reply, Feedback, OnIt, ChannelControl, LLMCall)
 WORKSPACE_LAST = (Memory, Message, Removal, Person, Channel)
 
 

@@ -1,9 +1,9 @@
 """The purge (docs/data-and-privacy.md): at start-up and every PURGE_SECONDS, once for the
 whole fleet (a periodic job), delete
 
-- messages (with what was read of their files), decisions, reply claims, LLM call records and
-  removal notes older than MESSAGE_RETENTION_DAYS (by the message's Slack time, or the
-  record's own);
+- messages (with what was read of their files), decisions, reply claims, the feedback given
+  them, LLM call records and removal notes older than MESSAGE_RETENTION_DAYS (by the
+  message's Slack time, or the record's own);
 - messages of a channel written before its last `/tomo forget` (one cut short goes on here);
 - the memories of a channel tomo was removed from longer ago than the retention;
 - and it carries on the deletions of channels and workspaces not finished (app.retention.erase).
@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
-from app.db.models import Judgment, LLMCall, Memory, Message, Removal, Reply
+from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Removal, Reply
 from app.db.recorder import Recorder
 from app.memory.control import forget_records, of_channel
 from app.retention.batches import delete_in_batches, table_of
@@ -42,6 +42,7 @@ EXPIRING: tuple[tuple[str, Table, Any], ...] = (
     ("messages", table_of(Message), col(Message.created_at)),
     ("decisions", table_of(Judgment), col(Judgment.decided_at)),
     ("claims", table_of(Reply), col(Reply.created_at)),
+    ("feedback", table_of(Feedback), col(Feedback.at)),
     ("llm_calls", table_of(LLMCall), col(LLMCall.started_at)),
     ("removals", table_of(Removal), col(Removal.created_at)),
 )

@@ -1,5 +1,6 @@
-"""GET /admin: the operator's page (timers with a cancel button, decisions, memories, LLM spend),
-behind HTTP Basic with the admin token as password. Plain HTML; a few lines of script count down.
+"""GET /admin: the operator's page (timers with a cancel button, decisions, the feedback on
+tomo's replies over `?days=` (7 by default), memories, LLM spend), behind HTTP Basic with the
+admin token as password. Plain HTML; a few lines of script count down.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from app.llm.prompts import TEMPLATES, jinja
 from app.routes.admin import AdminPageRuntime, refuse_cross_site
 from app.routes.admin_api import overview
+from app.routes.admin_feedback import feedback_given, per_reply, sums
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
 router = APIRouter(prefix="/admin")
+
+FEEDBACK_DAYS = 7.0
 
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -59,6 +63,15 @@ def _cost(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
 
+def _days(value: str | None) -> float:
+    """The feedback's period (`?days=`): 7 unless a number of days from 1 to 3650 is given."""
+    try:
+        days = float(value) if value else FEEDBACK_DAYS
+    except ValueError:
+        return FEEDBACK_DAYS
+    return days if 1 <= days <= 3650 else FEEDBACK_DAYS
+
+
 @cache
 def _pages() -> Environment:  # imports Jinja2 at the first page, not at start-up
     env = jinja(TEMPLATES / "admin", autoescape=True)
@@ -69,6 +82,8 @@ def _pages() -> Environment:  # imports Jinja2 at the first page, not at start-u
 @router.get("", response_class=HTMLResponse)
 async def admin_page(request: Request, runtime: AdminPageRuntime) -> HTMLResponse:
     data = await overview(runtime)
+    days = _days(request.query_params.get("days"))
+    feedback = await feedback_given(runtime, days=days)
     html = (
         _pages()
         .get_template("index.html")
@@ -79,6 +94,9 @@ async def admin_page(request: Request, runtime: AdminPageRuntime) -> HTMLRespons
             slack=runtime.identity.slack,
             slack_error=runtime.identity.slack_error,
             notice=request.query_params.get("notice"),
+            feedback_days=days,
+            feedback_sums=sums(feedback),
+            feedback_replies=per_reply(feedback),
         )
     )
     return HTMLResponse(html, headers=PAGE_HEADERS)

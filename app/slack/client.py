@@ -163,10 +163,11 @@ class SlackClient:
         text: str,
         thread_ts: str | None,
         metadata: dict[str, Any] | None = None,
+        blocks: list[dict[str, Any]] | None = None,
     ) -> str:
         """Post once: never retried after Slack may have received it. A SlackError with
         `uncertain` set means the post may be in Slack all the same (look before posting again:
-        `posts_with_metadata`)."""
+        `posts_with_metadata`). With `blocks`, Slack shows them instead of `text`."""
         params: dict[str, Any] = {
             "channel": channel,
             "text": text,
@@ -177,6 +178,8 @@ class SlackClient:
             params["thread_ts"] = thread_ts
         if metadata:
             params["metadata"] = metadata
+        if blocks:
+            params["blocks"] = blocks
         data = await self._call("chat.postMessage", policy=POST, **params)
         ts = data.get("ts")
         if not isinstance(ts, str) or not ts:
@@ -249,6 +252,11 @@ class SlackClient:
             status=status,
         )
 
+    async def mark(self, method: str, **params: Any) -> dict[str, Any]:
+        """A call that only marks something for people to see (app.slack.assistant_threads):
+        tried once, like a sign."""
+        return await self._call(method, policy=SIGN, **params)
+
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int
     ) -> list[dict[str, Any]]:
@@ -296,6 +304,8 @@ class SlackClient:
             limit=200,
         )
 
-    async def user_info(self, user_id: str) -> dict[str, Any]:
-        data = await self._call("users.info", user=user_id)
+    async def user_info(self, user_id: str, *, include_locale: bool = False) -> dict[str, Any]:
+        """users.info's `user`; with `include_locale`, its `locale` (e.g. "ja-JP") too."""
+        params: dict[str, Any] = {"include_locale": True} if include_locale else {}
+        data = await self._call("users.info", user=user_id, **params)
         return dict(data.get("user") or {})

@@ -110,8 +110,20 @@ class WorkspaceGone:
     bot_users: tuple[str, ...] = ()  # tokens_revoked: whose bot tokens
 
 
+@dataclass(frozen=True)
+class AssistantOpened:
+    """A person opened tomo's messages tab (`app_home_opened` with `tab: messages`; no
+    thread), or started a thread with it in Slack's older assistant view
+    (`assistant_thread_started`, with its `thread_ts`): tomo offers its suggested prompts."""
+
+    channel: str
+    user_id: str
+    thread_ts: str | None = None
+
+
 SlackEvent = (
     IncomingMessage
+    | AssistantOpened
     | MessageEdited
     | MessageDeleted
     | MemberJoined
@@ -209,6 +221,8 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
         return ChannelLeft(channel=channel)
     if kind in WORKSPACE_GONE:
         return _workspace_gone(event, kind, team_id)
+    if kind in ("app_home_opened", "assistant_thread_started"):
+        return _assistant_opened(event)
     if kind not in ("message", "app_mention"):
         return None
     if not channel:
@@ -243,6 +257,25 @@ def _workspace_gone(event: dict[str, Any], kind: str, team_id: str) -> Workspace
     bots = tokens.get("bot") if isinstance(tokens, dict) else None
     users = tuple(u for u in bots if slack_id(u)) if isinstance(bots, list) else ()
     return WorkspaceGone(team_id=team_id, reason=kind, bot_users=users) if users else None
+
+
+def _assistant_opened(event: dict[str, Any]) -> AssistantOpened | None:
+    """`app_home_opened` on the messages tab (docs.slack.dev/reference/events/app_home_opened:
+    `user`, `channel`, `tab`), or `assistant_thread_started` (its `assistant_thread`:
+    `user_id`, `channel_id`, `thread_ts`; bolt-python's tests/scenario_tests/
+    test_events_assistant.py)."""
+    if event.get("type") == "app_home_opened":
+        channel, user = event.get("channel"), event.get("user")
+        if event.get("tab") != "messages" or not slack_id(channel) or not slack_id(user):
+            return None
+        return AssistantOpened(channel=channel, user_id=user)
+    thread = event.get("assistant_thread")
+    thread = thread if isinstance(thread, dict) else {}
+    channel, user = thread.get("channel_id"), thread.get("user_id")
+    thread_ts = slack_ts(thread.get("thread_ts"))
+    if not slack_id(channel) or not slack_id(user) or thread_ts is None:
+        return None
+    return AssistantOpened(channel=channel, user_id=user, thread_ts=thread_ts)
 
 
 def _edited_ts(message: dict[str, Any]) -> str | None:

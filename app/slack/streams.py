@@ -91,17 +91,27 @@ class MessageStream:
             "chat.appendStream", channel=self.channel, ts=self.ts, markdown_text=text
         )
 
-    async def stop(self, text: str, *, metadata: dict[str, Any] | None) -> None:
-        """Finish the message with its last `text` and `metadata` (how it is found again)."""
+    async def stop(
+        self,
+        text: str,
+        *,
+        metadata: dict[str, Any] | None,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Finish the message with its last `text` and `metadata` (how it is found again), and
+        `blocks` rendered under it. After a failed stop the next goes by the method itself
+        (the helper's state is its own, and may hold the failed stop's text)."""
         if self._helper is not None:
+            helper, self._helper = self._helper, None
             try:
-                await self._helper.stop(markdown_text=text or None, metadata=metadata)
+                await helper.stop(markdown_text=text or None, metadata=metadata, blocks=blocks)
             except Exception as error:
                 raise error_from_exception("chat.stopStream", error) from error
             return
         params: dict[str, Any] = {"channel": self.channel, "ts": self.ts}
         params |= {"markdown_text": text} if text else {}
         params |= {"metadata": metadata} if metadata else {}
+        params |= {"blocks": blocks} if blocks else {}
         await self._slack.write("chat.stopStream", **params)
 
 

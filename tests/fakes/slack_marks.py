@@ -7,6 +7,12 @@ there with `no_reaction`, both a message that does not exist with `message_not_f
 message's reactions come back in history as `"reactions": [{"name", "users", "count"}]`. The
 thread status ("<App> is thinking...") is cleared by an empty status and by the app's next
 post in the thread.
+
+The AI app's marks (docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts,
+assistant.threads.setTitle): suggested prompts take `channel_id`, `prompts` (each `title` and
+`message`; Slack shows at most four) and an optional `title`, and, since Slack's agent view,
+an optional `thread_ts` (slack-sdk 3.43's "make thread_ts optional" change); a title needs
+`channel_id`, `thread_ts` and `title`. `prompts()` and `titles()` read back what was set.
 """
 
 from __future__ import annotations
@@ -15,13 +21,34 @@ from typing import Any
 
 from tests.fakes.slack_workspace import Message, Params, SlackError, SlackWorkspace
 
-MARK_METHODS = frozenset({"reactions.add", "reactions.remove", "assistant.threads.setStatus"})
+MARK_METHODS = frozenset(
+    {
+        "reactions.add",
+        "reactions.remove",
+        "assistant.threads.setStatus",
+        "assistant.threads.setSuggestedPrompts",
+        "assistant.threads.setTitle",
+    }
+)
+MAX_PROMPTS = 4
 
 
 class SlackMarks(SlackWorkspace):
     def _clear_marks(self) -> None:
         with self._lock:
             self._statuses: dict[tuple[str, str], str] = {}
+            self._prompts: list[dict[str, Any]] = []
+            self._titles: dict[tuple[str, str], str] = {}
+
+    def prompts(self) -> list[dict[str, Any]]:
+        """Each setSuggestedPrompts call Slack took: channel, thread_ts, title, prompts."""
+        with self._lock:
+            return [dict(p) for p in self._prompts]
+
+    def titles(self) -> dict[tuple[str, str], str]:
+        """The title of each thread that has one, by (channel, thread_ts)."""
+        with self._lock:
+            return dict(self._titles)
 
     def reactions(self, channel: str, ts: str) -> list[str]:
         """The names of the reactions on a message, in the order they were added."""
@@ -39,6 +66,10 @@ class SlackMarks(SlackWorkspace):
             try:
                 if method == "assistant.threads.setStatus":
                     return self._set_status(params)
+                if method == "assistant.threads.setSuggestedPrompts":
+                    return self._set_prompts(params)
+                if method == "assistant.threads.setTitle":
+                    return self._set_title(params)
                 return self._react(params, add=method == "reactions.add")
             except SlackError as exc:
                 return {"ok": False, "error": str(exc)}
@@ -92,4 +123,36 @@ class SlackMarks(SlackWorkspace):
             self._statuses[(channel, thread_ts)] = status
         else:
             self._statuses.pop((channel, thread_ts), None)
+        return {"ok": True}
+
+    def _set_prompts(self, params: Params) -> dict[str, Any]:
+        channel = str(params.get("channel_id") or "")
+        if channel not in self._channels and channel not in self._history:
+            raise SlackError("channel_not_found")
+        prompts = params.get("prompts")
+        if not isinstance(prompts, list) or not 1 <= len(prompts) <= MAX_PROMPTS:
+            raise SlackError("invalid_arguments")
+        for prompt in prompts:
+            if not isinstance(prompt, dict) or not prompt.get("title") or not prompt.get("message"):
+                raise SlackError("invalid_arguments")
+        self._prompts.append(
+            {
+                "channel": channel,
+                "thread_ts": params.get("thread_ts"),
+                "title": params.get("title"),
+                "prompts": prompts,
+            }
+        )
+        return {"ok": True}
+
+    def _set_title(self, params: Params) -> dict[str, Any]:
+        channel = str(params.get("channel_id") or "")
+        thread_ts = str(params.get("thread_ts") or "")
+        if channel not in self._channels and channel not in self._history:
+            raise SlackError("channel_not_found")
+        if not thread_ts:
+            raise SlackError("invalid_thread_ts")
+        if not params.get("title"):
+            raise SlackError("invalid_arguments")
+        self._titles[(channel, thread_ts)] = str(params["title"])
         return {"ok": True}

@@ -14,7 +14,8 @@ text travels as `chunks: [{"type": "markdown_text", "text": ...}]` (or `markdown
 - appendStream: `channel`, `ts`, the text to add (`no_text` without any); a message that is not
   there `message_not_found`, one no longer streaming `message_not_in_streaming_state`.
   Answers `{"ok", "channel", "ts"}`.
-- stopStream: the same errors; optional last text and `metadata` (event_type, event_payload).
+- stopStream: the same errors; optional last text, `metadata` (event_type, event_payload) and
+  `blocks` rendered under the text (checked as app.slack's blocks are: tests/fakes/slack_blocks).
   Answers `{"ok", "channel", "ts", "message": {...}}` with the finished message.
 - chat.update: `channel`, `ts`, `text` or `markdown_text`, optional `metadata`; a message that
   is not there `message_not_found`, another author's `cant_update_message`.
@@ -29,6 +30,7 @@ import copy
 import json
 from typing import Any
 
+from tests.fakes.slack_blocks import checked_blocks
 from tests.fakes.slack_marks import SlackMarks
 from tests.fakes.slack_workspace import Message, Params, SlackError
 
@@ -144,12 +146,16 @@ class SlackStreams(SlackMarks):
 
     def _stop_stream(self, params: Params) -> dict[str, Any]:
         stream, message = self._streaming(params)
+        blocks = checked_blocks(params.get("blocks"), refused=self._blocks_refused)
         text = streamed_text(params)
         if text:
             stream["text"] += text
             stream["appends"] += 1
             message["text"] = stream["text"]
         stream["state"] = STOPPED
+        if blocks:  # rendered under the streamed text
+            stream["blocks"] = blocks
+            message["blocks"] = blocks
         metadata = _metadata(params)
         message |= {"metadata": metadata} if metadata else {}
         finished = {k: v for k, v in message.items() if k != "metadata"}

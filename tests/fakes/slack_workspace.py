@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from tests.fakes import slack_shapes as shapes
+from tests.fakes.slack_blocks import checked_blocks
 from tests.fakes.slack_paging import SlackError, by_ts, in_range, paginate, ts_micros
 
 Params = dict[str, Any]
@@ -43,6 +44,8 @@ class SlackWorkspace:
             self._history: dict[str, list[Message]] = {}
             self._posted: list[dict[str, Any]] = []
             self._last_ts = 0
+            self._blocks_refused: str | None = None  # refuse_blocks()
+            self._locales: dict[str, str] = {}
         self.add_user(
             self.bot_user_id, name="tomo", real_name="tomo", is_bot=True, bot_id=self.bot_id
         )
@@ -71,6 +74,25 @@ class SlackWorkspace:
         )
         with self._lock:
             self._channels[id] = channel
+
+    def blocks_of(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
+        """The blocks of a message tomo posted or streamed (None: it has none)."""
+        with self._lock:
+            for message in self._history.get(channel, []):
+                if message["ts"] == ts:
+                    return copy.deepcopy(message.get("blocks"))
+        return None
+
+    def set_locale(self, user_id: str, locale: str) -> None:
+        """The person's Slack locale (e.g. "ja-JP"), which users.info names only when asked
+        (`include_locale`, docs.slack.dev/reference/methods/users.info); "en-US" unless set."""
+        with self._lock:
+            self._locales[user_id] = locale
+
+    def refuse_blocks(self, error: str | None = "invalid_blocks") -> None:
+        """Answer `error` to every message sent with blocks (None: accept them again)."""
+        with self._lock:
+            self._blocks_refused = error
 
     def add_user(
         self,
@@ -137,7 +159,8 @@ class SlackWorkspace:
                     history[n] = shapes.tombstone(message)
 
     def posts(self) -> list[dict[str, Any]]:
-        """Messages posted through chat.postMessage: channel, text, thread_ts, ts."""
+        """Messages posted through chat.postMessage: channel, text, thread_ts, ts (their blocks:
+        ``blocks_of``)."""
         with self._lock:
             return copy.deepcopy(self._posted)
 
@@ -212,14 +235,15 @@ class SlackWorkspace:
         if not channel:
             raise SlackError("channel_not_found")
         text = str(params.get("text") or "")
-        if not text and not params.get("blocks") and not params.get("attachments"):
+        blocks = checked_blocks(params.get("blocks"), refused=self._blocks_refused)
+        if not text and not blocks and not params.get("attachments"):
             raise SlackError("no_text")
         thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
         ts = self._next_ts()
         message: Message = {"type": "message", "ts": ts, "text": text}
         message |= {"user": self.bot_user_id, "bot_id": self.bot_id}
         message |= {"thread_ts": thread_ts} if thread_ts else {}
-        message |= {"blocks": params["blocks"]} if params.get("blocks") else {}
+        message |= {"blocks": blocks} if blocks else {}
         # Message metadata (docs.slack.dev/messaging/message-metadata): event_type and
         # event_payload; read back only with include_all_metadata (see FakeSlack).
         message |= {"metadata": params["metadata"]} if params.get("metadata") else {}
@@ -276,6 +300,8 @@ class SlackWorkspace:
         user = self._users.get(str(params.get("user") or ""))
         if user is None:
             raise SlackError("user_not_found")
+        if str(params.get("include_locale")).lower() in ("1", "true"):
+            user = user | {"locale": self._locales.get(user["id"], "en-US")}
         return {"ok": True, "user": user}
 
     def _bots_info(self, params: Params) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from app.db.models import Judgment, LLMCall, Memory, Message, Removal, Reply
+from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Removal, Reply
 from tests.conftest import Tomo
 
 DAY = 86400.0
-TABLES = ("message", "judgment", "reply", "llm_call", "removal", "memory")
+TABLES = ("message", "judgment", "reply", "feedback", "llm_call", "removal", "memory")
 
 
 def ts_at(epoch: float, n: int = 0) -> str:
@@ -52,7 +52,8 @@ async def put_message(
 
 
 async def put_records(tomo: Tomo, *, channel: str, at: float, n: int) -> None:
-    """A decision, a reply claim, an LLM call and a removal note of time `at`."""
+    """A decision, a reply claim, a person's feedback on it, an LLM call and a removal note
+    of time `at`."""
     ts = ts_at(at, n)
     await put(
         tomo,
@@ -75,6 +76,16 @@ async def put_records(tomo: Tomo, *, channel: str, at: float, n: int) -> None:
         reason="judgment",
         status="posted",
         created_at=at,
+    )
+    await put(
+        tomo,
+        Feedback,
+        channel=channel,
+        reply_ts=ts_at(at, n + 1),
+        user_id="U1",
+        value="positive",
+        claim_id=None,
+        at=at,
     )
     await put(
         tomo, LLMCall, purpose="judgment", model="m", started_at=at, latency_ms=1.0, success=True

@@ -47,7 +47,7 @@ async def test_a_deleted_channel_loses_everything_tomo_kept_of_it(start_tomo: St
         await wait_for(lambda: erased(tomo), timeout=30, what="the erasure")
         left = {
             table: await tomo.rows(f"SELECT * FROM {table}")
-            for table in ("message", "judgment", "reply", "removal", "channel")
+            for table in ("message", "judgment", "reply", "feedback", "removal", "channel")
         }
         memories = await tomo.rows("SELECT scope, scope_id FROM memory ORDER BY scope, scope_id")
         timers = await tomo.timers("judgment", "reply")

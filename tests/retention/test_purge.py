@@ -64,6 +64,7 @@ async def test_what_is_older_than_the_retention_is_deleted_and_memories_stay(
         "messages": 6,
         "decisions": 5,
         "claims": 5,
+        "feedback": 5,
         "llm_calls": 5,
         "removals": 5,
     }
@@ -72,6 +73,7 @@ async def test_what_is_older_than_the_retention_is_deleted_and_memories_stay(
         "message": 1,
         "judgment": 1,
         "reply": 1,
+        "feedback": 1,
         "llm_call": 1,
         "removal": 1,
         "memory": 1,

@@ -1,0 +1,70 @@
+"""POST /slack/interactions: the Interactivity request URL (docs/how-tomo-works.md#feedback).
+
+Verified exactly like events (the same signature check and body limit: 401 on a bad
+signature, nothing read or stored), then the form's `payload` JSON is read defensively
+(app.slack.interactions). A feedback button's click is stored with the reply it was given to
+and acknowledged at once with an empty 200, well inside Slack's 3 s; no call to Slack is made
+on the way. Every other interaction is acknowledged and left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from app.db import feedback
+from app.db.erasure import workspace_gone
+from app.logs import log_context
+from app.routes.events import MAX_BODY_BYTES, Disconnected, read_limited
+from app.runtime import Runtime
+from app.slack.guards import shown
+from app.slack.interactions import feedback_clicks, payload_of
+from app.slack.verify import verify_slack_signature
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter()
+
+PATH = "/slack/interactions"
+
+
+@router.post(PATH, response_model=None)
+async def interaction(request: Request) -> Response:
+    runtime: Runtime = request.app.state.runtime
+    declared = request.headers.get("content-length", "")
+    try:
+        body = await read_limited(request.receive, declared, MAX_BODY_BYTES)
+    except Disconnected:
+        return JSONResponse({"error": "the client went away"}, status_code=400)
+    if body is None:
+        return JSONResponse({"error": "request body larger than 1 MiB"}, status_code=413)
+    secret = runtime.settings.SLACK_SIGNING_SECRET.get_secret_value()
+    if not verify_slack_signature(body, request.headers, signing_secret=secret):
+        logger.warning("rejected an interaction with a missing, stale or invalid signature")
+        return JSONResponse({"error": "invalid signature"}, status_code=401)
+    payload = payload_of(body)
+    if payload is None:
+        return JSONResponse({"error": "no payload JSON object in the form"}, status_code=400)
+    clicks = feedback_clicks(payload)
+    if not clicks:
+        logger.info("acknowledged a %s interaction", shown(payload.get("type")))
+        return Response(status_code=200)
+    async with runtime.engine.connect() as connection:
+        gone = await workspace_gone(connection)
+    for click in clicks:
+        with log_context(channel=click.channel):
+            if gone is not None:
+                logger.info("feedback not stored: the workspace is gone (%s)", gone)
+                continue
+            await feedback.record(
+                runtime.engine,
+                channel=click.channel,
+                reply_ts=click.reply_ts,
+                user_id=click.user_id,
+                value=click.value,
+                claim_id=click.claim_id,
+            )
+            logger.info("%s feedback on %s from %s", click.value, click.reply_ts, click.user_id)
+    return Response(status_code=200)

@@ -1,0 +1,79 @@
+"""What a person did with tomo's buttons: the Interactivity request body, read defensively.
+
+Slack posts it `application/x-www-form-urlencoded` with one `payload` field holding JSON
+(docs.slack.dev/interactivity/handling-user-interaction; bolt-python's tests/scenario_tests/
+test_block_actions.py build their bodies that way). A `block_actions` payload names the person
+(`user.id`), where the message is (`container.channel_id`, `container.message_ts`; also
+`channel.id` and `message.ts`) and the actions taken: a feedback button's action has `type`
+`feedback_buttons`, our `action_id` and `block_id`, and the clicked button's `value`. Any other
+shape (another payload type, a missing field, a field of another type) is no click.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from app.slack.feedback_blocks import ACTION_ID, NEGATIVE, POSITIVE, claim_of_block
+from app.slack.guards import slack_id
+from app.slack.timestamps import slack_ts
+
+MAX_FIELDS = 20
+MAX_ID_LENGTH = 32  # Slack's ids and timestamps are far shorter; the columns' size
+
+
+@dataclass(frozen=True)
+class FeedbackClick:
+    channel: str
+    reply_ts: str  # the message the buttons are on
+    user_id: str
+    value: str  # positive, negative
+    claim_id: int | None  # the reply claim the buttons were posted with
+
+
+def payload_of(body: bytes) -> dict[str, Any] | None:
+    """The form's `payload` JSON object; None when there is none."""
+    try:
+        fields = parse_qs(body.decode("utf-8"), max_num_fields=MAX_FIELDS)
+        raw = fields.get("payload")
+        payload = json.loads(raw[0]) if raw else None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def feedback_clicks(payload: dict[str, Any]) -> list[FeedbackClick]:
+    """The feedback button clicks a `block_actions` payload carries (usually one)."""
+    if payload.get("type") != "block_actions":
+        return []
+    user = _id(_object(payload.get("user")).get("id"))
+    container = _object(payload.get("container"))
+    channel = _id(container.get("channel_id")) or _id(_object(payload.get("channel")).get("id"))
+    reply_ts = slack_ts(container.get("message_ts")) or slack_ts(
+        _object(payload.get("message")).get("ts")
+    )
+    actions = payload.get("actions")
+    if not user or not channel or not reply_ts or not isinstance(actions, list):
+        return []
+    clicks = []
+    for action in actions:
+        if not isinstance(action, dict) or action.get("type") != "feedback_buttons":
+            continue
+        if action.get("action_id") != ACTION_ID:
+            continue
+        value = action.get("value")
+        if value not in (POSITIVE, NEGATIVE):
+            continue
+        claim = claim_of_block(action.get("block_id"))
+        clicks.append(FeedbackClick(channel, reply_ts, user, str(value), claim))
+    return clicks
+
+
+def _object(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _id(value: object) -> str:
+    return value if slack_id(value) and len(value) <= MAX_ID_LENGTH else ""
