@@ -4,10 +4,13 @@ and an uninstall delete them, the admin page lists them."""
 
 from __future__ import annotations
 
+import time
+
 from app.tools.note import NoteTool
 from tests.conftest import ADMIN_TOKEN, StartTomo, Tomo, wait_for
 from tests.fakes import FakeSlack
 from tests.fakes.response_url import FakeResponseUrl
+from tests.retention.stored import DAY
 from tests.routes.test_admin_api import basic
 from tests.slash import run_command
 from tests.tools.kit import asker, kit_of
@@ -114,3 +117,22 @@ async def test_the_admin_page_lists_the_notes(start_tomo: StartTomo, slack: Fake
     assert '<section id="notes">' in page.text
     assert "Bob is learning &lt;Rust&gt; &amp; Go" in page.text
     assert "this conversation only" in page.text
+
+
+async def test_a_channel_tomo_left_loses_its_notes_with_the_retention(
+    start_tomo: StartTomo, slack: FakeSlack
+) -> None:
+    retention = {"MESSAGE_RETENTION_DAYS": 7, "ACTIVE_CHANNEL_DAYS": 7, "THREAD_MEMORY_DAYS": 7}
+    private_places(slack)
+    async with start_tomo(MIN_WAIT_SECONDS=60, **retention) as tomo:
+        await known_channels(tomo)
+        await notes_in_three_places(tomo)
+        left = {"type": "channel_left", "channel": "C1", "actor_id": "U1"}
+        assert (await tomo.event(left)).status_code == 200
+        soon = await tomo.runtime.purge.run(now=time.time() + DAY)
+        kept = await texts(tomo)
+        later = await tomo.runtime.purge.run(now=time.time() + 8 * DAY)
+        after = await texts(tomo)
+    assert "notes" not in soon.counts and len(kept) == 4
+    assert later.counts["notes"] == 2
+    assert after == ["the office moves in June", "the launch code name is Falcon"]
