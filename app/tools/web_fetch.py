@@ -12,6 +12,7 @@ rebinding) therefore changes nothing.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import zlib
 from dataclasses import dataclass
 
@@ -56,8 +57,11 @@ class PageFetcher:
         seconds: float = SECONDS,
         max_bytes: int = MAX_BYTES,
         resolve: Resolve = system_resolve,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
+        """`verify`: the certificates trusted (the system's; tests give their own)."""
         self._allow = allow
+        self._verify = verify
         self._seconds = seconds
         self._max_bytes = max_bytes
         self._resolve = resolve
@@ -99,7 +103,9 @@ class PageFetcher:
         extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
         # A client of its own for every hop: no cookie jar carried from one to the next, no
         # proxy or .netrc credentials from the environment.
-        async with httpx.AsyncClient(trust_env=False, follow_redirects=False) as client:
+        async with httpx.AsyncClient(
+            trust_env=False, follow_redirects=False, verify=self._verify
+        ) as client:
             request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
             response = await client.send(request, stream=True)
             try:
