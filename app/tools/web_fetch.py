@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import httpx
 
 from app.tools.web_guard import (
+    Address,
     Allow,
     Refused,
     Resolve,
@@ -93,7 +94,6 @@ class PageFetcher:
         addresses = await checked_addresses(
             url.host, port, allow=self._allow, resolve=self._resolve
         )
-        pinned = url.copy_with(host=str(addresses[0]))
         headers = {
             "Host": _host_header(url),
             "User-Agent": USER_AGENT,
@@ -106,8 +106,7 @@ class PageFetcher:
         async with httpx.AsyncClient(
             trust_env=False, follow_redirects=False, verify=self._verify
         ) as client:
-            request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
-            response = await client.send(request, stream=True)
+            response = await _connect(client, url, addresses, headers, extensions)
             try:
                 if response.status_code in REDIRECTS:
                     location = response.headers.get("location")
@@ -152,6 +151,26 @@ class PageFetcher:
             if size >= self._max_bytes:
                 return b"".join(parts), True
         return b"".join(parts), False
+
+
+async def _connect(
+    client: httpx.AsyncClient,
+    url: httpx.URL,
+    addresses: list[Address],
+    headers: dict[str, str],
+    extensions: dict[str, str],
+) -> httpx.Response:
+    """The response from the first checked address that takes the connection (a name may
+    resolve to ::1 and 127.0.0.1, of which a server listens on one)."""
+    for n, address in enumerate(addresses, start=1):
+        pinned = url.copy_with(host=str(address))
+        request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectError:
+            if n == len(addresses):
+                raise
+    raise Refused("no address to connect to")
 
 
 def _parsed(url: str) -> httpx.URL:

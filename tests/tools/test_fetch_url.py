@@ -138,6 +138,16 @@ async def test_each_connection_goes_to_the_address_checked_once(web: FakeWeb) ->
     assert asked == ["rebind.example"]
 
 
+async def test_the_next_checked_address_is_tried_when_one_refuses(web: FakeWeb) -> None:
+    """'dual.example' answers ::1 first (nothing listens there), then 127.0.0.1."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["::1", "127.0.0.1"]
+
+    result = await fetch(f"http://dual.example:{web.port}/plain.txt", resolve=resolve)
+    assert result.ok and "Line one" in result.text
+
+
 @pytest.mark.parametrize(
     "url",
     [
