@@ -138,15 +138,21 @@ async def test_a_name_is_refused_when_any_address_it_resolves_to_is_not_public(
 
 async def test_localhost_resolves_to_loopback_and_is_refused() -> None:
     with pytest.raises(Refused, match="not a public address"):
-        await checked_addresses(
-            "localhost",
-            80,
-        )
+        await checked_addresses("localhost", 80)  # /etc/hosts, no DNS query
 
 
-async def test_a_name_that_does_not_resolve_is_refused() -> None:
+async def test_a_name_with_no_address_or_a_strange_answer_is_refused() -> None:
+    """Through the resolver hook: no DNS query leaves the machine in the tests."""
+
+    async def nothing(host: str, port: int) -> list[str]:
+        return []
+
+    async def not_an_address(host: str, port: int) -> list[str]:
+        return ["pages.example"]
+
     with pytest.raises(Refused, match="cannot resolve"):
-        await checked_addresses(
-            "no-such-host.invalid",
-            80,
-        )
+        await checked_addresses("nowhere.example", 80, resolve=nothing)
+    with pytest.raises(Refused, match="not an address"):
+        await checked_addresses("odd.example", 80, resolve=not_an_address)
+    with pytest.raises(Refused, match="no host"):
+        await checked_addresses("", 80, resolve=nothing)
