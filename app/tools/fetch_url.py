@@ -5,6 +5,7 @@ reading app.tools.web_text's; nothing fetched is stored."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, ClassVar
 
 from app.llm.prompts import render
@@ -17,11 +18,13 @@ from app.tools.web_text import NotText, readable_text
 logger = logging.getLogger(__name__)
 
 MAX_URL = 2000
+# A `<` or `>` that starts a run of three: spaced, so no `<<<` or `>>>` is left in a page.
+FENCE_LIKE = re.compile(r"([<>])(?=\1\1)")
 
 
 def defused(text: str) -> str:
     """Text from the web with the markers that fence it off made harmless inside it."""
-    return text.replace("<<<", "<< <").replace(">>>", "> >>")
+    return FENCE_LIKE.sub(r"\1 ", text)
 
 
 class FetchUrlTool:
