@@ -143,6 +143,18 @@ class ChannelMemory:
 
 
 @dataclass(frozen=True)
+class NoteLine:
+    """A note tomo wrote (app.memory.notebook), as a prompt shows it: its id, so that
+    `forget_note` can name it."""
+
+    id: int
+    text: str
+    importance: int
+    about: tuple[str, ...]
+    created_at: float
+
+
+@dataclass(frozen=True)
 class ChannelMessages:
     """A channel's recent messages: the top level (thread parents included) and each thread."""
 
@@ -179,6 +191,8 @@ class Context:
     workspace_short_term_memory: str | None = None
     channel_memories: dict[str, ChannelMemory] = field(default_factory=dict)
     thread_memories: dict[str, str] = field(default_factory=dict)
+    # The notes this conversation may see that its prompts show (app.memory.notebook).
+    notes: tuple[NoteLine, ...] = ()
     # Who and what the prompt would show without a name: people (and bots) never looked up,
     # and the channel itself when it is not in the directory yet.
     unnamed_people: frozenset[str] = frozenset()

@@ -32,6 +32,7 @@ from app.conversation.participation import Participation
 from app.db.models import Memory, Message
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
+from app.memory import notebook
 from app.memory.control import forget_channel, remembered
 from app.retention.forget import ForgottenMessages
 from app.slack.commands import SlashCommand
@@ -130,10 +131,11 @@ class Commands:
         forgotten = await forget_channel(self._engine, channel=channel, user=user)
         deleted = await self._forget_messages(channel, forgotten.at)
         logger.info(
-            "channel %s forgotten by %s: %d memories, %d messages (%d files) deleted",
+            "channel %s forgotten by %s: %d memories, %d notes, %d messages (%d files) deleted",
             channel,
             user,
             forgotten.memories,
+            forgotten.notes,
             deleted.messages,
             deleted.files,
         )
@@ -143,6 +145,7 @@ class Commands:
             count=forgotten.memories,
             messages=deleted.messages,
             files=deleted.files,
+            notes=forgotten.notes,
         )
 
     async def _set(
@@ -191,6 +194,8 @@ class Commands:
     async def _memory(self, channel: str) -> dict[str, Any]:
         async with self._engine.connect() as connection:
             memories = await remembered(connection, channel)
+            notes = await notebook.of_channel(connection, channel)
+            workspace_notes = await notebook.workspace_count(connection)
         mode = await self._voice.mode(channel)
         items, left = [], MEMORY_ANSWER_CHARS
         for memory in memories:
@@ -206,7 +211,18 @@ class Commands:
                     "quoted": quoted(content),
                 }
             )
-        return {"items": items, "forgotten_at": mode.forgotten_at}
+        shown = []
+        for note in notes:
+            if len(note.text) > left:
+                break
+            left -= len(note.text)
+            shown.append({**vars(note), "quoted": quoted(note.text)})
+        return {
+            "items": items,
+            "forgotten_at": mode.forgotten_at,
+            "notes": shown,
+            "workspace_notes": workspace_notes,
+        }
 
     async def _after_forget(self, language: str, forgotten_at: float) -> str:
         """Rebuild the workspace memory now (waiting for a memory pass under way), then say

@@ -1,9 +1,10 @@
 """The one context builder that judgment, reply and memory all use.
 
 It costs a fixed number of queries whatever the number of channels: memories, the channels
-they name, the channel's recent messages, the target thread, and the names of the people who
-appear. What it reads is bounded too: CHANNEL_MESSAGES_LIMIT messages, and memories within
-the budget of app.context.memories.
+they name, the channel's recent messages, the target thread, the names of the people who
+appear, and the notes it may see (app.memory.notebook). What it reads is bounded too:
+CHANNEL_MESSAGES_LIMIT messages, memories within the budget of app.context.memories, and a few
+dozen notes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.context.chat import author_id, split_channel, to_chat
 from app.context.memories import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 from app.db.models import Channel, Memory, Message, Person
-from app.domain import Context
+from app.domain import Context, NoteLine
+from app.memory import notebook
 from app.slack.identity import Me
 
 TARGET_THREAD_LIMIT = 200
@@ -150,6 +152,7 @@ class _Rows:
     recent: Sequence[Message]
     target: Sequence[Message]
     people: dict[str, Person]
+    notes: tuple[NoteLine, ...]
 
 
 class ContextBuilder:
@@ -229,6 +232,7 @@ class ContextBuilder:
             workspace_short_term_memory=recalled.workspace.get("short_term"),
             channel_memories=recalled.channels,
             thread_memories=recalled.threads,
+            notes=rows.notes,
             unnamed_people=frozenset(a for a in authors if a and a not in rows.people),
             channel_known=channel_id in rows.channels,
         )
@@ -264,6 +268,7 @@ class ContextBuilder:
             recent=recent,
             target=target,
             people=people_by_id(connection, user_ids),
+            notes=notebook.for_prompt(connection, channel_id),
         )
 
 

@@ -43,6 +43,14 @@ def document_text(file: SharedFile, data: bytes) -> str:
     return capped(text)
 
 
+def pdf_text(data: bytes) -> str:
+    """A PDF's text, capped (a page fetched from the web); Unreadable when none can be read."""
+    text = _pdf(data)
+    if not text.strip():
+        raise Unreadable("no text in it")
+    return capped(text)
+
+
 def _plain(data: bytes) -> str:
     sample = data[: MAX_CHARS * 4]
     try:

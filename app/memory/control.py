@@ -1,6 +1,7 @@
 """Memory people can see and erase (docs/how-tomo-works.md#tomo): `/tomo memory` and `/tomo forget`.
 
-Forgetting a channel deletes its memories and thread summaries and stores the moment
+Forgetting a channel deletes its memories, thread summaries and the notes written in it
+(app.memory.notebook) and stores the moment
 (`channel_control.forgotten_at`): the memory job then reads only that channel's messages
 written after it, so nothing older feeds its memories again. The workspace memories are written
 from the channel memories, so they are deleted too and written again without it (from scratch,
@@ -23,7 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.db.dialects import upsert
-from app.db.models import ChannelControl, Memory
+from app.db.models import ChannelControl, Memory, Note
+from app.memory.notebook import written_in
 
 FORGET_LOCK_KEY = 0x746F6D6F  # the advisory lock's key ("tomo"); any constant would do
 THREAD_SUMMARY_LIMIT = 20  # thread summaries `/tomo memory` shows at most
@@ -34,6 +36,7 @@ class Forgotten:
     channel: str
     at: float
     memories: int  # channel memories and thread summaries deleted
+    notes: int = 0  # notes written in the channel, deleted
 
 
 def of_channel(channel: str) -> ColumnElement[bool]:
@@ -55,8 +58,8 @@ async def take_turns(connection: AsyncConnection) -> None:
 async def forget_channel(
     engine: AsyncEngine, *, channel: str, user: str, now: float | None = None
 ) -> Forgotten:
-    """Delete the channel's memories and thread summaries, and the workspace memories built
-    from them; record the moment."""
+    """Delete the channel's memories and thread summaries, the workspace memories built from
+    them and the notes written in the channel; record the moment."""
     moment = time.time() if now is None else now
     record = upsert(engine.dialect.name, ChannelControl).values(
         channel=channel,
@@ -75,7 +78,13 @@ async def forget_channel(
         await connection.execute(record)
         deleted = await connection.execute(delete(Memory).where(of_channel(channel)))
         await connection.execute(delete(Memory).where(col(Memory.scope) == "workspace"))
-    return Forgotten(channel=channel, at=moment, memories=int(deleted.rowcount or 0))
+        notes = await connection.execute(delete(Note).where(written_in(channel)))
+    return Forgotten(
+        channel=channel,
+        at=moment,
+        memories=int(deleted.rowcount or 0),
+        notes=int(notes.rowcount or 0),
+    )
 
 
 async def forget_records(connection: AsyncConnection) -> dict[str, float]:

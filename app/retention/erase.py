@@ -4,7 +4,7 @@ the app was uninstalled or its bot token revoked (docs/data-and-privacy.md).
 The record that asks for it (app.db.erasure) was committed with the event, so a deletion cut
 short by a restart is carried on by the next purge or start-up, from wherever it stopped.
 The order keeps every prompt whole meanwhile: first the timers (no judgment or reply starts
-for it), then the memories and summaries (a prompt elsewhere reads them), the decisions,
+for it), then the memories, summaries and notes (a prompt elsewhere reads them), the decisions,
 claims and settings, then the messages a batch at a time, and last, in one commit, the
 channel's (or the workspace's) remaining rows with the record marked done.
 """
@@ -31,6 +31,7 @@ from app.db.models import (
     LLMCall,
     Memory,
     Message,
+    Note,
     OnIt,
     Person,
     Removal,
@@ -40,6 +41,7 @@ from app.db.recorder import Recorder
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import CONVERSATION_JOBS
 from app.memory.control import forget_channel, of_channel
+from app.memory.notebook import written_in
 from app.retention.batches import delete_in_batches, table_of
 
 logger = logging.getLogger(__name__)
@@ -60,6 +62,7 @@ def _channel_last(channel: str) -> list[ColumnElement[bool]]:
     written since (a memory, a posted message), then the channel's settings and name."""
     return [
         of_channel(channel) | (col(Memory.scope) == "workspace"),
+        written_in(channel),
         col(Message.channel) == channel,
         col(Removal.channel) == channel,
         col(ChannelControl.channel) == channel,
@@ -68,8 +71,8 @@ def _channel_last(channel: str) -> list[ColumnElement[bool]]:
 
 
 # The workspace's rows, messages aside; seen event ids stay (they say nothing of anyone).
-WORKSPACE_ROWS = (Memory, Judgment, Reply, Feedback, OnIt, ChannelControl, LLMCall)
-WORKSPACE_LAST = (Memory, Message, Removal, Person, Channel)
+WORKSPACE_ROWS = (Memory, Note, Judgment, Reply, Feedback, OnIt, ChannelControl, LLMCall)
+WORKSPACE_LAST = (Memory, Note, Message, Removal, Person, Channel)
 
 
 class Eraser:
@@ -108,7 +111,7 @@ class Eraser:
         for channel in sorted(channels):
             await forget_channel(self._engine, channel=channel, user="")
         if everything:
-            await self._recorder.write(lambda connection: connection.execute(delete(Memory)))
+            await self._recorder.write(lambda connection: _forget_everything(connection))
         return cancelled
 
     async def run(self) -> int:
@@ -140,7 +143,7 @@ class Eraser:
         deleted = await delete_in_batches(
             self._recorder, table_of(Message), col(Message.channel) == channel
         )
-        tables = (Memory, Message, Removal, ChannelControl, Channel)
+        tables = (Memory, Note, Message, Removal, ChannelControl, Channel)
 
         def last(connection: Connection) -> None:
             for model, where in zip(tables, _channel_last(channel), strict=True):
@@ -162,6 +165,11 @@ class Eraser:
 
         await self._recorder.write(last)
         return deleted
+
+
+def _forget_everything(connection: Connection) -> None:
+    connection.execute(delete(Memory))
+    connection.execute(delete(Note))
 
 
 def _done(connection: Connection, record: Erasure) -> None:

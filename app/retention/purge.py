@@ -5,10 +5,11 @@ whole fleet (a periodic job), delete
   them, LLM call records and removal notes older than MESSAGE_RETENTION_DAYS (by the
   message's Slack time, or the record's own);
 - messages of a channel written before its last `/tomo forget` (one cut short goes on here);
-- the memories of a channel tomo was removed from longer ago than the retention;
+- the memories and notes of a channel tomo was removed from longer ago than the retention;
 - and it carries on the deletions of channels and workspaces not finished (app.retention.erase).
 
-Memories are summaries: they stay until forgotten or their channel is gone. Seen event ids
+Memories are summaries and notes are memories: they stay until forgotten or their channel is
+gone. Seen event ids
 keep their own 72 hours (app.runtime.prune_seen_events).
 """
 
@@ -26,9 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
-from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Removal, Reply
+from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Note, Removal, Reply
 from app.db.recorder import Recorder
 from app.memory.control import forget_records, of_channel
+from app.memory.notebook import written_in
 from app.retention.batches import delete_in_batches, table_of
 from app.retention.erase import Eraser
 
@@ -118,16 +120,18 @@ class Purge:
 
     async def _left(self, purged: Purged, before: float) -> None:
         """What remains of channels tomo left longer ago than the retention: their memories
-        (their messages and records have expired by now)."""
+        and notes (their messages and records have expired by now)."""
         async with self._engine.connect() as connection:
             channels = await erasure.left_before(connection, before)
         for channel in channels:
 
-            def forget(connection: Connection, channel: str = channel) -> int:
+            def forget(connection: Connection, channel: str = channel) -> tuple[int, int]:
                 result = connection.execute(delete(Memory).where(of_channel(channel)))
-                return int(result.rowcount or 0)
+                notes = connection.execute(delete(Note).where(written_in(channel)))
+                return int(result.rowcount or 0), int(notes.rowcount or 0)
 
-            deleted = await self._recorder.write(forget)
+            deleted, notes = await self._recorder.write(forget)
+            purged.add("notes", notes)
             if deleted:  # the workspace's are written from the channels': anew without it
                 await self._recorder.write(
                     lambda c: c.execute(delete(Memory).where(col(Memory.scope) == "workspace"))

@@ -1,5 +1,5 @@
-"""/admin/overview, /admin/timers, /admin/decisions, /admin/memories, /admin/llm-usage: what the
-operator sees, as JSON. The admin page renders the same queries."""
+"""/admin/overview, /admin/timers, /admin/decisions, /admin/memories (with tomo's notes),
+/admin/llm-usage: what the operator sees, as JSON. The admin page renders the same queries."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from sqlmodel import col, select
 from app.conversation.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
 from app.jobs.kinds import CONVERSATION_JOBS
+from app.memory import notebook
 from app.routes.admin import AdminRuntime
 from app.runtime import Runtime
 
@@ -182,6 +183,13 @@ async def stored_memories(runtime: Runtime, *, limit: int = MEMORY_LIMIT) -> lis
     ]
 
 
+async def stored_notes(runtime: Runtime, *, limit: int = MEMORY_LIMIT) -> list[dict[str, Any]]:
+    async with runtime.engine.connect() as connection:
+        notes = await notebook.every_note(connection, limit=limit)
+    fields = ("id", "conversation", "scope", "text", "importance", "about", "claim_id")
+    return [{**{f: getattr(n, f) for f in fields}, "created_at": iso(n.created_at)} for n in notes]
+
+
 async def llm_usage(runtime: Runtime, *, now: float | None = None) -> dict[str, Any]:
     """Calls, failures, tokens, latency and cost per purpose over the last 24 h and 7 days.
     `cost_usd` sums the calls LiteLLM could price (`priced_calls` of them); null when none."""
@@ -246,6 +254,7 @@ async def overview(runtime: Runtime, *, decision_limit: int = DECISION_LIMIT) ->
         "channel_modes": await channel_modes(runtime),
         "decisions": await latest_decisions(runtime, limit=decision_limit),
         "memories": await stored_memories(runtime),
+        "notes": await stored_notes(runtime),
         "llm_usage": await llm_usage(runtime),
     }
 
@@ -269,7 +278,7 @@ async def get_decisions(
 
 @router.get("/memories", response_model=None)
 async def get_memories(runtime: AdminRuntime) -> dict[str, Any]:
-    return {"memories": await stored_memories(runtime)}
+    return {"memories": await stored_memories(runtime), "notes": await stored_notes(runtime)}
 
 
 @router.get("/llm-usage", response_model=None)

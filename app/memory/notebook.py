@@ -1,0 +1,200 @@
+"""tomo's notebook: the notes its `note` tool writes (app.tools.note), who may see them, and
+which of them a prompt shows.
+
+A note belongs where it was written. One written in a public channel is the workspace's: any
+conversation may see it. One written anywhere else (a private channel, a group DM, a DM, or a
+conversation tomo knows nothing of) is that conversation's alone, shown nowhere else, not even
+in a DM with one of its members. Who may see a note is decided here, from the conversation a
+reply is posted in, never from what the model asks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    CompoundSelect,
+    Connection,
+    bindparam,
+    delete,
+    false,
+    func,
+    or_,
+    select,
+    union_all,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlmodel import col
+
+from app.db.dialects import upsert
+from app.db.models import Channel, Note
+from app.domain import NoteLine
+
+WORKSPACE = "workspace"
+CONVERSATION = "conversation"
+NOTE_CHARS = 500  # one note's text, at most
+IMPORTANT = 4  # notes at least this important enter every prompt that may see them
+IMPORTANT_LIMIT = 20
+RECENT_LIMIT = 5  # the conversation's own most recent notes, whatever their importance
+LISTED_LIMIT = 50  # notes `/tomo memory` and the admin page list
+
+
+@dataclass(frozen=True)
+class Written:
+    note: Note
+    new: bool  # False: this reply had written it already (a run after a restart)
+
+
+def visible_in(channel: str) -> ColumnElement[bool]:
+    """SQL: the notes a reply posted in `channel` may show."""
+    return or_(col(Note.scope) == WORKSPACE, col(Note.conversation) == channel)
+
+
+def written_in(channel: str) -> ColumnElement[bool]:
+    """SQL: the notes written in `channel` (what forgetting or deleting it removes)."""
+    return col(Note.conversation) == channel
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+async def scope_for(connection: AsyncConnection, channel: str) -> str:
+    """ "workspace" for a public channel tomo knows, "conversation" for anything else."""
+    public = await connection.execute(
+        select(col(Channel.id)).where(
+            col(Channel.id) == channel,
+            col(Channel.is_private) == false(),
+            col(Channel.is_im) == false(),
+        )
+    )
+    return WORKSPACE if public.first() is not None else CONVERSATION
+
+
+async def write(
+    engine: AsyncEngine,
+    *,
+    team_id: str,
+    channel: str,
+    claim_id: int,
+    text: str,
+    importance: int,
+    about: Sequence[str],
+    now: float | None = None,
+) -> Written:
+    """Write a note in `channel` for the reply holding `claim_id`, once: the same text from
+    the same claim is the note already written."""
+    digest = text_hash(text)
+    async with engine.begin() as connection:
+        scope = await scope_for(connection, channel)
+        insert = upsert(engine.dialect.name, Note).values(
+            team_id=team_id,
+            conversation=channel,
+            scope=scope,
+            text=text,
+            text_hash=digest,
+            importance=importance,
+            about=",".join(about),
+            created_at=time.time() if now is None else now,
+            claim_id=claim_id,
+        )
+        inserted = await connection.execute(
+            insert.on_conflict_do_nothing(index_elements=["claim_id", "text_hash"])
+        )
+        row = (
+            await connection.execute(
+                select(Note.__table__).where(  # type: ignore[attr-defined]
+                    col(Note.claim_id) == claim_id, col(Note.text_hash) == digest
+                )
+            )
+        ).one()
+    return Written(note=Note.model_validate(dict(row._mapping)), new=bool(inserted.rowcount))
+
+
+async def remove(engine: AsyncEngine, *, note_id: int, channel: str) -> bool:
+    """Delete a note a reply posted in `channel` may see; False when there is none such."""
+    async with engine.begin() as connection:
+        deleted = await connection.execute(
+            delete(Note).where(col(Note.id) == note_id, visible_in(channel))
+        )
+    return bool(deleted.rowcount)
+
+
+def _prompt_statement() -> CompoundSelect:
+    """The notes a prompt shows, in one query (bound by `channel`): the important ones it may
+    see, and the conversation's own most recent."""
+    table = Note.__table__  # type: ignore[attr-defined]
+    channel: BindParameter[str] = bindparam("channel")
+    newest = (col(Note.created_at).desc(), col(Note.id).desc())
+    visible = or_(col(Note.scope) == WORKSPACE, col(Note.conversation) == channel)
+    important = (
+        select(table)
+        .where(visible, col(Note.importance) >= IMPORTANT)
+        .order_by(*newest)
+        .limit(IMPORTANT_LIMIT)
+        .subquery()
+    )
+    recent = (
+        select(table)
+        .where(col(Note.conversation) == channel)
+        .order_by(*newest)
+        .limit(RECENT_LIMIT)
+        .subquery()
+    )
+    return union_all(select(important), select(recent))
+
+
+_FOR_PROMPT = _prompt_statement()
+
+
+def for_prompt(connection: Connection, channel: str) -> tuple[NoteLine, ...]:
+    """The notes a prompt in `channel` shows, newest first: the important ones it may see (at
+    most IMPORTANT_LIMIT) and its own RECENT_LIMIT most recent."""
+    rows = {row.id: row for row in connection.execute(_FOR_PROMPT, {"channel": channel})}
+    ordered = sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True)
+    return tuple(line_of(row) for row in ordered)
+
+
+def line_of(row: Any) -> NoteLine:
+    """A note row (a Note, or a Core row with its fields) as a prompt shows it."""
+    return NoteLine(
+        id=int(row.id or 0),
+        text=row.text,
+        importance=row.importance,
+        about=tuple(a for a in row.about.split(",") if a),
+        created_at=row.created_at,
+    )
+
+
+async def of_channel(connection: AsyncConnection, channel: str) -> list[NoteLine]:
+    """The notes written in `channel`, newest first (at most LISTED_LIMIT)."""
+    rows = await connection.execute(
+        select(Note.__table__)  # type: ignore[attr-defined]
+        .where(written_in(channel))
+        .order_by(col(Note.created_at).desc(), col(Note.id).desc())
+        .limit(LISTED_LIMIT)
+    )
+    return [line_of(row) for row in rows.all()]
+
+
+async def workspace_count(connection: AsyncConnection) -> int:
+    counted = await connection.execute(
+        select(func.count()).select_from(Note).where(col(Note.scope) == WORKSPACE)
+    )
+    return int(counted.scalar_one())
+
+
+async def every_note(connection: AsyncConnection, *, limit: int) -> list[Note]:
+    """The newest notes of the whole workspace (the admin page), newest first."""
+    rows = await connection.execute(
+        select(Note.__table__)  # type: ignore[attr-defined]
+        .order_by(col(Note.created_at).desc(), col(Note.id).desc())
+        .limit(limit)
+    )
+    return [Note.model_validate(dict(row._mapping)) for row in rows.all()]

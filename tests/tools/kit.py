@@ -1,0 +1,25 @@
+"""A Kit built from a running tomo, as the reply loop builds one: the tools are constructed
+with it and run as a reply would run them."""
+
+from __future__ import annotations
+
+from app.tools.base import Asker
+from app.tools.kit import Kit
+from app.tools.scope import Scopes
+from tests.conftest import Tomo
+
+
+def kit_of(tomo: Tomo) -> Kit:
+    runtime = tomo.runtime
+    return Kit(
+        settings=runtime.settings,
+        engine=runtime.engine,
+        slack=runtime.slack,
+        identity=runtime.identity,
+        llm=runtime.llm,
+        scopes=Scopes(engine=runtime.engine, slack=runtime.slack),
+    )
+
+
+def asker(channel: str, *, claim: int = 1, user: str | None = "U1") -> Asker:
+    return Asker(team_id="T0001", channel=channel, thread_ts="", user_id=user, claim_id=claim)
