@@ -85,6 +85,27 @@ class StreamWriter:
         elif not self._broken and time.monotonic() - self._appended_at >= APPEND_EVERY_SECONDS:
             await self._append()
 
+    async def show_tasks(self, chunks: list[dict[str, Any]]) -> bool:
+        """Slack's task chunks (what the tools are doing) in the reply's message, sent at once
+        with the text written before them; a message is started with them when none is yet.
+        False when Slack refused them (the text stays to be sent); StartRefused when Slack
+        refused to start the message at all. A start left uncertain raises SlackError."""
+        if self._current is None:
+            await self._start(chunks=chunks)
+            return True
+        if self._broken:
+            return False  # the message is finished by chat.update: no more appends
+        text, self._pending = self._pending, ""
+        try:
+            await self._current.append(text, chunks=chunks)
+        except SlackError as error:
+            logger.info("task chunks of claim %d not shown: %s", *self._of(error))
+            self._pending = text + self._pending
+            return False
+        self._sent += text
+        self._appended_at = time.monotonic()
+        return True
+
     async def finish(self) -> list[str]:
         """Stop the last message with what is left; the ts of every message, in order."""
         await self._finish_message(last=True)
@@ -92,7 +113,7 @@ class StreamWriter:
 
     # -- one message ----------------------------------------------------------------------
 
-    async def _start(self) -> None:
+    async def _start(self, *, chunks: list[dict[str, Any]] | None = None) -> None:
         text, self._pending = self._pending, ""
         message: dict[str, Any] = {"ts": None, "text": text}
         self.messages.append(message)
@@ -107,6 +128,7 @@ class StreamWriter:
                     recipient_user_id=user,
                     recipient_team_id=team,
                     text=text,
+                    chunks=chunks,
                 )
                 break
             except SlackError as error:
