@@ -44,7 +44,13 @@ def _class_of(name: str) -> type[Any] | None:
     return getattr(importlib.import_module(module), attribute)  # type: ignore[no-any-return]
 
 
-def definition(tool: Tool) -> dict[str, Any]:
+def class_definitions(names: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The definitions of the tools among `names` this build has, in that order, from their
+    classes alone (for measuring prompts; a reply's come from its Toolbox)."""
+    return [definition(cls) for name in names if (cls := _class_of(name)) is not None]
+
+
+def definition(tool: Tool | type[Any]) -> dict[str, Any]:
     """A tool as OpenAI's function calling takes it (LiteLLM carries it to other providers)."""
     return {
         "type": "function",
