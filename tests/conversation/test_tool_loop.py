@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from app.tools import registry
-from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
+from tests.conftest import (
+    ADMIN_TOKEN,
+    StartTomo,
+    Tomo,
+    judgment_json,
+    next_ts,
+    purpose_of,
+    wait_for,
+)
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.model_tools import asks_for, tool_call
 from tests.tool_doubles import PERMALINK, Broken, Lookup
@@ -207,6 +215,20 @@ async def test_a_reply_tomo_makes_on_its_own_asks_for_no_one(
         slack.add_message("C1", ts=ts, text="when is the launch again?", user="U1")
         await tomo.message("when is the launch again?", ts=ts)
         (post,) = await slack.wait_for_posts(1)
+        await settled(tomo)
+        bearer = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        (decision,) = (await tomo.client.get("/admin/decisions", headers=bearer)).json()[
+            "decisions"
+        ]
+        tokens = await tomo.rows(
+            "SELECT prompt_tokens, completion_tokens FROM llm_call WHERE reply_id IS NOT NULL"
+        )
+    # The records show the calls the reply made: its round of tool calls and its answer.
+    assert decision["replied"] and decision["reply_calls"] == 2
+    assert len(tokens) == 2
+    assert decision["reply_tokens"] == sum(
+        t["prompt_tokens"] + t["completion_tokens"] for t in tokens
+    )
     ((_, asker),) = Lookup.asked
     assert asker.user_id is None and asker.channel == "C1"
     assert post["text"] == "It's Friday!"
