@@ -128,7 +128,7 @@ class ToolLoop:
         turns = [assistant_turn(text, calls)]
         done: list[Task] = []
         for call, title in pairs:
-            result = await self._run(call, asker)
+            result = await self.run_call(call, asker)
             logger.info(
                 "tool %s (claim %d): %s, %d characters",
                 call.name,
@@ -152,7 +152,10 @@ class ToolLoop:
                 logger.exception("tool %s could not say what it is doing", call.name)
         return f"Using {call.name or 'a tool'}"
 
-    async def _run(self, call: ToolCall, asker: Asker) -> ToolResult:
+    async def run_call(self, call: ToolCall, asker: Asker) -> ToolResult:
+        """One call the model made: the tool's result, bounded, or an error result for an
+        unknown name, arguments that are not a JSON object with the required keys, or a tool
+        that raised. Never raises itself."""
         tool = self._toolbox.get(call.name) if self._toolbox else None
         if tool is None:
             names = ", ".join(self._toolbox.tools) if self._toolbox else ""
