@@ -71,6 +71,7 @@ class StreamWriter:
         self._broken = False  # an append failed: the whole text goes in at the stop
         self._appended_at = 0.0
         self.failure: str | None = None  # the model broke off (its note ends the reply)
+        self.refused = False  # Slack refused a start of this reply: it may be posted whole
 
     async def write(self, text: str) -> None:
         self._pending += text
@@ -91,6 +92,8 @@ class StreamWriter:
         False when Slack refused them (the text stays to be sent); StartRefused when Slack
         refused to start the message at all. A start left uncertain raises SlackError."""
         if self._current is None:
+            if self.refused:
+                return False  # the reply may be posted whole: no message started for tasks
             await self._start(chunks=chunks)
             return True
         if self._broken:
@@ -134,6 +137,7 @@ class StreamWriter:
             except SlackError as error:
                 if not error.uncertain and len(self.messages) == 1:
                     self.messages.clear()  # nothing of the reply is in Slack: posted whole
+                    self.refused = True
                     await self._store()
                     raise StartRefused(error) from error
                 if not error.uncertain:

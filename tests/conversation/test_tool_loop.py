@@ -324,3 +324,22 @@ async def test_where_slack_takes_no_task_chunks_the_status_says_it(
     refusals = [r for r in caplog.records if "took no task chunks" in r.getMessage()]
     assert len(refusals) == 1  # logged once
     assert slack.posts() == []  # streamed all the same
+
+
+async def test_where_slack_refuses_the_stream_the_reply_is_posted_whole_once(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    slack.fail("chat.startStream", error="restricted_action", times=10)
+    model.enqueue(
+        asks_for(tool_call("search_messages", {"query": "launch"}), content="Let me look."),
+        "It is on Friday.",
+    )
+    async with start_tomo(**STREAM) as tomo:
+        await mention(tomo)
+        claim = await settled(tomo)
+    # The text's start was refused: the tools' tasks start no message of their own.
+    assert slack.streams() == [] and len(slack.calls_to("chat.startStream")) == 1
+    (post,) = slack.posts()
+    assert post["text"] == "Let me look.\n\nIt is on Friday." and claim["status"] == "posted"
+    statuses = [p["status"] for m, p in slack.calls if m == "assistant.threads.setStatus"]
+    assert "is searching messages for launch…" in statuses
