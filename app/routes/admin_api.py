@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import and_, case, func, tuple_
+from sqlalchemy import and_, case, func
 from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 
@@ -17,6 +17,7 @@ from app.conversation.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
 from app.jobs.kinds import CONVERSATION_JOBS
 from app.routes.admin import AdminRuntime
+from app.routes.admin_calls import reply_calls
 from app.runtime import Runtime
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,7 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
     )
     async with runtime.sessions() as session:
         rows = (await session.exec(statement)).all()
-    calls = await _reply_calls(runtime, [(j.channel, j.thread_ts, j.latest_ts) for j, *_ in rows])
+    calls = await reply_calls(runtime, [(j.channel, j.thread_ts, j.latest_ts) for j, *_ in rows])
     names = await _channel_names(runtime)
     pending = {(t.channel, t.thread_ts, t.latest_ts) for t in await runtime.timers.list()}
     decisions = []
@@ -162,33 +163,6 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
             }
         )
     return decisions
-
-
-async def _reply_calls(
-    runtime: Runtime, keys: list[tuple[str, str, str]]
-) -> dict[tuple[str, str, str], tuple[int, int]]:
-    """Per answered message (channel, thread, ts): how many model calls its reply made, and
-    their tokens (prompt + written)."""
-    if not keys:
-        return {}
-    statement = (
-        select_columns(
-            col(Reply.channel),
-            col(Reply.thread_ts),
-            col(Reply.trigger_ts),
-            func.count(),
-            func.sum(
-                func.coalesce(col(LLMCall.prompt_tokens), 0)
-                + func.coalesce(col(LLMCall.completion_tokens), 0)
-            ),
-        )
-        .join(LLMCall, col(LLMCall.reply_id) == col(Reply.id))
-        .where(tuple_(col(Reply.channel), col(Reply.thread_ts), col(Reply.trigger_ts)).in_(keys))
-        .group_by(col(Reply.channel), col(Reply.thread_ts), col(Reply.trigger_ts))
-    )
-    async with runtime.engine.connect() as connection:
-        rows = (await connection.execute(statement)).all()
-    return {(r[0], r[1], r[2]): (int(r[3]), int(r[4] or 0)) for r in rows}
 
 
 async def stored_memories(runtime: Runtime, *, limit: int = MEMORY_LIMIT) -> list[dict[str, Any]]:
