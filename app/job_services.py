@@ -24,6 +24,7 @@ from app.conversation.on_it import OnIt
 from app.conversation.own_voice import OwnVoice
 from app.conversation.reply import ReplyService
 from app.conversation.thread_history import ThreadHistory
+from app.conversation.tool_loop import ToolLoop
 from app.db.engine import sqlite_reader
 from app.db.recorder import Recorder
 from app.files.fetch import Fetcher
@@ -35,6 +36,9 @@ from app.memory.refresh import MemoryService
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
+from app.tools.kit import Kit
+from app.tools.registry import Toolbox
+from app.tools.scope import Scopes
 
 
 @dataclass
@@ -100,6 +104,15 @@ def build_job_services(
         engine=engine,
         max_images=settings.MAX_IMAGES_PER_PROMPT,
     )
+    kit = Kit(
+        settings=settings,
+        engine=engine,
+        slack=slack,
+        identity=identity,
+        llm=llm,
+        scopes=Scopes(engine=engine, slack=slack),
+    )
+    tools = ToolLoop(llm=llm, toolbox=Toolbox(settings, kit), max_rounds=settings.MAX_TOOL_ROUNDS)
     parts = JobParts(
         sessions=sessions,
         builder=builder,
@@ -127,6 +140,7 @@ def build_job_services(
             history_limit=settings.THREAD_HISTORY_LIMIT,
             streaming=settings.STREAM_REPLIES == "auto",
             api_url=settings.SLACK_API_URL,
+            tools=tools,
         ),
         memory=MemoryService(
             engine=engine,

@@ -14,13 +14,16 @@ purpose:
 the calls, their prompt tokens (LiteLLM's token counter, gpt-4o-mini's tokenizer), and the
 share of each prompt's text it has in common from the start with the previous prompt of the
 same channel (judgments) or the same conversation (replies): the part a provider that caches
-prefixes bills at its cached price. Last line:
-`prompts judgment_shared=X.XX reply_shared=Y.YY judgment_max_tokens=N`.
+prefixes bills at its cached price. Each reply is measured a second time as it goes out with
+the tools offered (`reply+tools`: the definitions of the tools this build registers, in
+app.tools.registry's fixed order, which a provider reads before the messages). Last line:
+`prompts judgment_shared=X.XX reply_shared=Y.YY reply_tools_shared=Z.ZZ judgment_max_tokens=N`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import sqlite3
@@ -36,8 +39,9 @@ from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
 from app.llm import LLM, litellm_module, system_message
 from app.llm.prompts import render_parts
-from app.settings import DEFAULT_PERSONA_PROMPT, Settings
+from app.settings import DEFAULT_PERSONA_PROMPT, KNOWN_TOOLS, Settings
 from app.slack.identity import Me
+from app.tools.registry import class_definitions
 from bench.common import free_port, machine, median, running, uvicorn, wait_ready
 
 CHANNEL = "C0001"
@@ -60,13 +64,24 @@ class Day:
     prompts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (key, text)
     tokens: dict[str, list[int]] = field(default_factory=dict)
 
-    async def add(self, purpose: str, key: str, messages: list[dict[str, Any]]) -> None:
-        await self.llm.complete(purpose=purpose, messages=messages)
-        self.answered[purpose] = self.answered.get(purpose, 0) + 1
+    async def add(
+        self,
+        purpose: str,
+        key: str,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        measured_as: str | None = None,
+    ) -> None:
+        await self.llm.complete(purpose=purpose, messages=messages, tools=tools)
+        measured_as = measured_as or purpose
+        self.answered[measured_as] = self.answered.get(measured_as, 0) + 1
         text = "\n".join(f"[{m['role']}]\n{_text(m['content'])}" for m in messages)
-        self.prompts.setdefault(purpose, []).append((key, text))
-        count = self.litellm.token_counter(model="gpt-4o-mini", messages=messages)
-        self.tokens.setdefault(purpose, []).append(int(count))
+        if tools:
+            text = f"[tools]\n{json.dumps(tools, ensure_ascii=False)}\n{text}"
+        self.prompts.setdefault(measured_as, []).append((key, text))
+        count = self.litellm.token_counter(model="gpt-4o-mini", messages=messages, tools=tools)
+        self.tokens.setdefault(measured_as, []).append(int(count))
 
     def shared(self, purpose: str) -> list[float]:
         """For each prompt after the first of its key: the share of its text from the start
@@ -149,6 +164,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
         active_channel_days=7,
     )
     me = Me(user_id="UBOT", bot_id="BBOT")
+    tools = class_definitions(KNOWN_TOOLS)
     rng = random.Random(seed)
     talk = random.Random(seed + 1)  # the follow-ups' own, so the rest of the day stays the same
     values: dict[str, Any] = {
@@ -207,6 +223,10 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
         trigger = context.target_turns()[-1]
         messages = reply_messages(context, trigger_ts=trigger.ts, limit=20, threaded=bool(thread))
         await day.add("reply", thread or CHANNEL, messages)
+        if tools:
+            await day.add(
+                "reply", thread or CHANNEL, messages, tools=tools, measured_as="reply+tools"
+            )
         with sqlite3.connect(path) as db:
             _insert(
                 db,
@@ -252,12 +272,14 @@ def main() -> None:
         f"shared from the start with the judgment before: median {median(of_follow_ups):.0%}"
     )
     summary: dict[str, Any] = {}
-    for purpose in ("judgment", "reply"):
+    names = [t["function"]["name"] for t in class_definitions(KNOWN_TOOLS)]
+    print(f"tools offered with replies: {', '.join(names) or 'none in this build'}")
+    for purpose in ("judgment", "reply", "reply+tools"):
         tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)
         summary[purpose] = (median(shared) if shared else 0.0, max(tokens, default=0))
         of = "channel" if purpose == "judgment" else "conversation"
         print(
-            f"{purpose:9} {day.answered.get(purpose, 0):3d} calls answered, prompt tokens: "
+            f"{purpose:11} {day.answered.get(purpose, 0):3d} calls answered, prompt tokens: "
             f"{sum(tokens)} in all, median "
             f"{median(tokens) if tokens else 0:.0f}, max {max(tokens, default=0)}; shared from "
             f"the start with the previous of its {of}: median {summary[purpose][0]:.0%} "
@@ -265,7 +287,9 @@ def main() -> None:
         )
     print(
         f"prompts judgment_shared={summary['judgment'][0]:.2f} "
-        f"reply_shared={summary['reply'][0]:.2f} judgment_max_tokens={summary['judgment'][1]}"
+        f"reply_shared={summary['reply'][0]:.2f} "
+        f"reply_tools_shared={summary['reply+tools'][0]:.2f} "
+        f"judgment_max_tokens={summary['judgment'][1]}"
     )
 
 

@@ -19,6 +19,8 @@ from app.conversation.posting import Poster
 from app.conversation.skips import newest_human, reply_skip
 from app.conversation.streaming import StreamedReplies
 from app.conversation.thread_history import ThreadHistory
+from app.conversation.tool_loop import ToolLoop
+from app.conversation.tool_progress import asker_for, thread_status
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, with_images
@@ -122,20 +124,24 @@ class ReplyService(ConversationJob):
         history_limit: int,
         streaming: bool = False,
         api_url: str = "",
+        tools: ToolLoop | None = None,
     ) -> None:
         super().__init__(JobKind.REPLY, parts)
         self._engine = engine
+        self._slack = slack
         self._history = history
         self._limit = history_limit
         self._slack = slack
         self._poster = Poster(slack=slack, engine=engine, identity=parts.identity)
+        # The model's answer, after the rounds of tool calls it asks for (none: no tools).
+        self._loop = tools or ToolLoop(llm=parts.llm, toolbox=None, max_rounds=0)
         self._streams = StreamedReplies(
             enabled=streaming,
             api_url=api_url,
             slack=slack,
             engine=engine,
             poster=self._poster,
-            llm=parts.llm,
+            loop=self._loop,
         )
 
     async def run(
@@ -213,13 +219,16 @@ class ReplyService(ConversationJob):
     async def _finish_begun(self, claim: claims.Claim) -> list[str]:
         """A claim taken over after posting (or streaming) may have begun."""
         if claim.stream is not None:
-            return await self._streams.finish_left(claim, self._compose)
+            return await self._streams.finish_left(claim, self._write_again)
         assert claim.chunks is not None
         return await self._deliver(claim, claim.chunks, look_first=True)
 
-    async def _compose(self, claim: claims.Claim) -> list[dict[str, Any]]:
-        """The prompt of a claim's reply, from current data."""
-        return await self._prompt(claim, await self._context(claim.channel, claim.thread_ts))
+    async def _write_again(self, claim: claims.Claim) -> str:
+        """A claim's whole reply written again from current data, its tools run again."""
+        context = await self._context(claim.channel, claim.thread_ts)
+        messages = await self._prompt(claim, context)
+        asker = asker_for(claim, context, team_id=self._identity.team_id)
+        return await self._loop.complete(messages, asker=asker)
 
     def _held(self, claim: claims.Claim) -> AbstractAsyncContextManager[None]:
         return claims.held(
@@ -230,18 +239,20 @@ class ReplyService(ConversationJob):
         if claim.chunks is not None or claim.stream is not None:  # taken over: posting began
             return await self._finish_begun(claim)
         messages = await self._prompt(claim, context)
+        asker = asker_for(claim, context, team_id=self._identity.team_id)
         failure: str | None = None
         answer: str | None = None  # the model's text (streaming refused: already written)
         if self._streams.wanted(claim):
             trigger = newest_human(context)
             recipient = (trigger.user_id if trigger else None, self._identity.team_id)
-            streamed = await self._streams.answer(claim, messages, recipient=recipient)
+            streamed = await self._streams.answer(claim, messages, recipient=recipient, asker=asker)
             if not streamed.nothing_written:
                 return streamed.posted
             failure, answer = streamed.failure, streamed.whole
         try:
             if failure is None and answer is None:
-                answer = (await self._llm.complete(purpose="reply", messages=messages)).text
+                progress = thread_status(self._slack, claim)
+                answer = await self._loop.complete(messages, asker=asker, progress=progress)
         except LLMError as error:
             failure = str(error)
         if failure is None and answer is not None:

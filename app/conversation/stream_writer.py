@@ -71,6 +71,7 @@ class StreamWriter:
         self._broken = False  # an append failed: the whole text goes in at the stop
         self._appended_at = 0.0
         self.failure: str | None = None  # the model broke off (its note ends the reply)
+        self.refused = False  # Slack refused a start of this reply: it may be posted whole
 
     async def write(self, text: str) -> None:
         self._pending += text
@@ -85,6 +86,29 @@ class StreamWriter:
         elif not self._broken and time.monotonic() - self._appended_at >= APPEND_EVERY_SECONDS:
             await self._append()
 
+    async def show_tasks(self, chunks: list[dict[str, Any]]) -> bool:
+        """Slack's task chunks (what the tools are doing) in the reply's message, sent at once
+        with the text written before them; a message is started with them when none is yet.
+        False when Slack refused them (the text stays to be sent); StartRefused when Slack
+        refused to start the message at all. A start left uncertain raises SlackError."""
+        if self._current is None:
+            if self.refused:
+                return False  # the reply may be posted whole: no message started for tasks
+            await self._start(chunks=chunks)
+            return True
+        if self._broken:
+            return False  # the message is finished by chat.update: no more appends
+        text, self._pending = self._pending, ""
+        try:
+            await self._current.append(text, chunks=chunks)
+        except SlackError as error:
+            logger.info("task chunks of claim %d not shown: %s", *self._of(error))
+            self._pending = text + self._pending
+            return False
+        self._sent += text
+        self._appended_at = time.monotonic()
+        return True
+
     async def finish(self) -> list[str]:
         """Stop the last message with what is left; the ts of every message, in order."""
         await self._finish_message(last=True)
@@ -92,7 +116,7 @@ class StreamWriter:
 
     # -- one message ----------------------------------------------------------------------
 
-    async def _start(self) -> None:
+    async def _start(self, *, chunks: list[dict[str, Any]] | None = None) -> None:
         text, self._pending = self._pending, ""
         message: dict[str, Any] = {"ts": None, "text": text}
         self.messages.append(message)
@@ -107,11 +131,13 @@ class StreamWriter:
                     recipient_user_id=user,
                     recipient_team_id=team,
                     text=text,
+                    chunks=chunks,
                 )
                 break
             except SlackError as error:
                 if not error.uncertain and len(self.messages) == 1:
                     self.messages.clear()  # nothing of the reply is in Slack: posted whole
+                    self.refused = True
                     await self._store()
                     raise StartRefused(error) from error
                 if not error.uncertain:

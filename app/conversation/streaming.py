@@ -21,17 +21,21 @@ from app.conversation.on_it import REACTION_NAME
 from app.conversation.posting import Poster
 from app.conversation.stream_text import SafeText, split_for_stream
 from app.conversation.stream_writer import MESSAGE_LIMIT, StartRefused, StreamWriter, store_stream
-from app.llm import LLM, LLMError
+from app.conversation.tool_loop import Progress, Task, ToolLoop
+from app.conversation.tool_progress import task_chunk, thread_status
+from app.llm import LLMError
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
 from app.slack.streams import GOV_SLACK_HOST, refused_everywhere
+from app.tools.base import Asker
 
 logger = logging.getLogger(__name__)
 
 # Where a model broke off mid-answer: the message ends with this, finished, not left open.
 CUT_OFF_NOTE = "\n\n_(途中で止まってしまいました。もう一度話しかけてください。/ I was cut off here; please ask again.)_"  # noqa: E501
 
-Compose = Callable[[Claim], Awaitable[list[dict[str, Any]]]]
+# The whole reply of a claim, written again from current data (its tools run again too).
+WriteAgain = Callable[[Claim], Awaitable[str]]
 
 
 @dataclass
@@ -51,11 +55,12 @@ class StreamedReplies:
         slack: SlackClient,
         engine: AsyncEngine,
         poster: Poster,
-        llm: LLM,
+        loop: ToolLoop,
     ) -> None:
-        self._slack, self._engine, self._poster, self._llm = slack, engine, poster, llm
+        self._slack, self._engine, self._poster, self._loop = slack, engine, poster, loop
         self._enabled = enabled
         self._refused: str | None = None  # why Slack will not stream for this workspace
+        self._tasks_refused: str | None = None  # why Slack takes no task chunks (status then)
         if (urlparse(api_url).hostname or "").endswith(GOV_SLACK_HOST):
             self._refused = "GovSlack has no chat streaming"
             if enabled:
@@ -71,11 +76,12 @@ class StreamedReplies:
         messages: list[dict[str, Any]],
         *,
         recipient: tuple[str | None, str | None],
+        asker: Asker,
     ) -> Streamed:
         """Stream the reply and settle its claim; unless `nothing_written` (then the reply is
         to be posted whole: the model's answer `whole`, or an apology for its `failure`)."""
         try:
-            streamed = await self.reply(claim, messages, recipient=recipient)
+            streamed = await self.reply(claim, messages, recipient=recipient, asker=asker)
         except SlackError as error:
             await self._unsettled(claim, error)
             return Streamed()
@@ -83,10 +89,10 @@ class StreamedReplies:
             await self._settle(claim, streamed.posted, failure=streamed.failure)
         return streamed
 
-    async def finish_left(self, claim: Claim, compose: Compose) -> list[str]:
+    async def finish_left(self, claim: Claim, write_again: WriteAgain) -> list[str]:
         """Finish a streamed reply left unfinished (resume) and settle its claim."""
         try:
-            posted = await self.resume(claim, compose)
+            posted = await self.resume(claim, write_again)
         except SlackError as error:
             await self._unsettled(claim, error)
             return []
@@ -110,10 +116,12 @@ class StreamedReplies:
         messages: list[dict[str, Any]],
         *,
         recipient: tuple[str | None, str | None],
+        asker: Asker,
     ) -> Streamed:
-        """Stream the model's answer into Slack. When Slack refused the start, nothing is in
-        it and the answer comes back `whole`, to be posted whole. A SlackError: the reply
-        could not be finished for certain; the claim stays owed."""
+        """Stream the model's answer into Slack, its rounds of tool calls shown as tasks.
+        When Slack refused the start, nothing is in it and the answer comes back `whole`, to
+        be posted whole. A SlackError: the reply could not be finished for certain; the claim
+        stays owed."""
         writer = StreamWriter(
             slack=self._slack,
             engine=self._engine,
@@ -123,8 +131,9 @@ class StreamedReplies:
         )
         safe, written = SafeText(), []
         live = True  # Slack takes the stream (until it refuses its start)
+        answer = self._loop.stream(messages, asker=asker, progress=self._progress(writer, claim))
         try:
-            async with aclosing(self._llm.stream(purpose="reply", messages=messages)) as pieces:
+            async with aclosing(answer) as pieces:
                 async for piece in pieces:
                     written.append(piece)
                     started = bool(writer.messages)
@@ -138,6 +147,10 @@ class StreamedReplies:
             logger.error("the model broke off mid-stream: %s", error)
             writer.failure = str(error)
             await writer.write(safe.flush() + CUT_OFF_NOTE)
+        if live and writer.failure is None and writer.messages and not "".join(written).strip():
+            # The tools' tasks started a message, and the model then said nothing.
+            writer.failure = "the model answered nothing after its tools"
+            await writer.write(CUT_OFF_NOTE.strip())
         if not live:
             return Streamed(whole="".join(written), nothing_written=True)
         if not await self._write(writer, None) or not writer.posted:
@@ -157,7 +170,26 @@ class StreamedReplies:
             return False
         return True
 
-    async def resume(self, claim: Claim, compose: Compose) -> list[str]:
+    def _progress(self, writer: StreamWriter, claim: Claim) -> Progress:
+        """The tools' progress as task chunks in the reply's message, or, where Slack takes
+        none, as the thread's status (the refusal logged once)."""
+        status = thread_status(self._slack, claim)
+
+        async def show(tasks: list[Task]) -> None:
+            if self._tasks_refused is None:
+                try:
+                    if await writer.show_tasks([task_chunk(t) for t in tasks]):
+                        return
+                    refusal = "an append with task chunks failed"
+                except StartRefused as error:
+                    refusal = str(error)
+                self._tasks_refused = refusal
+                logger.warning("Slack took no task chunks (%s): tools show as a status", refusal)
+            await status(tasks)
+
+        return show
+
+    async def resume(self, claim: Claim, write_again: WriteAgain) -> list[str]:
         """Finish a streamed reply a stopped process or a failed call left: the same messages
         get their whole text (the reply written again when the model had not finished it), and
         what is missing is posted; nothing is started again. A SlackError: still owed."""
@@ -170,7 +202,7 @@ class StreamedReplies:
         )
         chunks = claim.chunks
         if chunks is None:
-            chunks = await self._rewrite(claim, compose)
+            chunks = await self._rewrite(claim, write_again)
             await store_stream(self._engine, claim.id, writer.messages, chunks=chunks)
         for number, message in enumerate(writer.messages):
             ts = message.get("ts") or await writer.find_start(message)
@@ -185,11 +217,10 @@ class StreamedReplies:
             raise done.error
         return done.posted
 
-    async def _rewrite(self, claim: Claim, compose: Compose) -> list[str]:
+    async def _rewrite(self, claim: Claim, write_again: WriteAgain) -> list[str]:
         """The whole reply, written again (not streamed), in streamed messages' sizes."""
         try:
-            completion = await self._llm.complete(purpose="reply", messages=await compose(claim))
-            text = completion.text
+            text = await write_again(claim)
         except LLMError as error:
             logger.error("the reply could not be written again: %s", error)
             text = CUT_OFF_NOTE.strip()

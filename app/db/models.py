@@ -181,7 +181,10 @@ class LLMCall(SQLModel, table=True):
     """Every call to a model, so spend and latency are known."""
 
     __tablename__ = "llm_call"
-    __table_args__ = (Index("ix_llm_call_started", "started_at"),)
+    __table_args__ = (
+        Index("ix_llm_call_started", "started_at"),
+        Index("ix_llm_call_reply", "reply_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     purpose: str = Field(max_length=32)  # judgment, reply, memory
@@ -195,6 +198,9 @@ class LLMCall(SQLModel, table=True):
     cost_usd: float | None = None
     success: bool = True
     error: str | None = None
+    # The reply claim (Reply.id) a call was made for: a reply's rounds of tool calls and its
+    # answer. Not a foreign key: calls and claims expire on their own (retention).
+    reply_id: int | None = None
 
 
 class Removal(SQLModel, table=True):

@@ -14,15 +14,16 @@ import os
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.db.models import LLMCall
 from app.llm.messages import CACHE_MARKED, for_provider
+from app.llm.records import Call, Completion, log_completion, record
+from app.llm.tool_calls import StreamedCalls, ToolCall, calls_of
+from app.llm.usage import answer_cost, cached_tokens, provider_of, streamed_cost
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -34,17 +35,6 @@ MockResponse = Callable[[str, list[dict[str, str]]], str]
 
 class LLMError(Exception):
     """The model could not answer (after LiteLLM's retries)."""
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    model: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cached_tokens: int | None  # of the prompt tokens, read from the provider's cache
-    cost_usd: float | None
-    latency_ms: float
 
 
 _module: ModuleType | None = None
@@ -100,50 +90,6 @@ def loaded() -> bool:
     return _module is not None
 
 
-def cached_tokens(usage: Any) -> int | None:
-    """The prompt tokens the provider read from its cache, as LiteLLM reports them: OpenAI's
-    `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    for value in (
-        getattr(details, "cached_tokens", None),
-        getattr(usage, "cache_read_input_tokens", None),
-    ):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def _provider(litellm: ModuleType, model: str) -> str | None:
-    try:
-        return str(litellm.get_llm_provider(model)[1])
-    except Exception:  # an unknown model: LiteLLM's call reports it
-        return None
-
-
-def _cost(litellm: ModuleType, response: Any) -> float | None:
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    if cost is None:
-        try:
-            cost = litellm.completion_cost(completion_response=response)
-        except Exception:
-            return None
-    return float(cost) if cost is not None else None
-
-
-def _streamed_cost(litellm: ModuleType, model: str, usage: Any) -> float | None:
-    """What a streamed answer cost, from the usage its last chunk reported."""
-    try:
-        prompt, written = litellm.cost_per_token(
-            model=model,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        )
-        return float(prompt) + float(written)
-    except Exception:  # a model LiteLLM has no price for
-        return None
-
-
 class LLM:
     def __init__(
         self, settings: Settings, sessions: async_sessionmaker[AsyncSession] | None = None
@@ -157,6 +103,7 @@ class LLM:
             "memory": settings.memory_model,
         }
         self._vision: dict[str, bool] = {}  # model: whether it sees images
+        self._functions: dict[str, bool] = {}  # model: whether it calls functions (tools)
         # Offline replay: LiteLLM's own mock responses (one text, or one chosen per call).
         self.mock_response: str | MockResponse | None = None
 
@@ -174,13 +121,33 @@ class LLM:
             logger.info("model %s sees images: %s", model, self._vision[model])
         return self._vision[model]
 
+    async def calls_functions(self, purpose: str) -> bool:
+        """Whether the model of `purpose` may be offered tools (LLM_FUNCTION_CALLING; `auto`
+        asks LiteLLM, once per model)."""
+        if self._settings.LLM_FUNCTION_CALLING != "auto":
+            return self._settings.LLM_FUNCTION_CALLING == "true"
+        model = self.models.get(purpose, self._settings.LLM_MODEL)
+        if model not in self._functions:
+            litellm = await litellm_module()
+            try:
+                self._functions[model] = bool(litellm.supports_function_calling(model=model))
+            except Exception:  # a model LiteLLM does not know: offered no tools
+                self._functions[model] = False
+            logger.info("model %s calls functions: %s", model, self._functions[model])
+        return self._functions[model]
+
     async def _call(
-        self, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None
+        self,
+        purpose: str,
+        messages: list[dict[str, Any]],
+        max_tokens: int | None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
     ) -> tuple[ModuleType, str, dict[str, Any]]:
         """LiteLLM, the model of `purpose` and the keyword arguments of its call."""
         litellm = await litellm_module()
         model = self.models.get(purpose, self._settings.LLM_MODEL)
-        provider = _provider(litellm, model)
+        provider = provider_of(litellm, model)
         messages = for_provider(messages, marks=provider in CACHE_MARKED)
         kwargs: dict[str, Any] = {
             "model": model,
@@ -194,39 +161,54 @@ class LLM:
             kwargs["api_key"] = self._settings.LLM_API_KEY.get_secret_value()
         if max_tokens:
             kwargs["max_tokens"] = max_tokens
+        if tools:
+            kwargs["tools"] = tools
+        if tool_choice:
+            kwargs["tool_choice"] = tool_choice
         if self.mock_response is not None:
             mock = self.mock_response
             kwargs["mock_response"] = mock if isinstance(mock, str) else mock(purpose, messages)
         return litellm, model, kwargs
 
     async def stream(
-        self, *, purpose: str, messages: list[dict[str, Any]]
-    ) -> AsyncGenerator[str, None]:
+        self,
+        *,
+        purpose: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        reply_id: int | None = None,
+    ) -> AsyncGenerator[str | ToolCall, None]:
         """The answer of the model of `purpose` piece by piece as it writes it (LiteLLM's
-        `stream=True`); LLMError when it fails, before or between pieces. The call is recorded
-        once the answer is complete (or has failed), its usage as the provider reports it."""
-        litellm, model, kwargs = await self._call(purpose, messages, None)
+        `stream=True`), then the tools it asks to run (with `tools` offered), each whole;
+        LLMError when it fails, before or between pieces. The call is recorded once the answer
+        is complete (or has failed), its usage as the provider reports it, under the reply
+        `reply_id` (a reply's claim) when given."""
+        litellm, model, kwargs = await self._call(purpose, messages, None, tools, tool_choice)
         kwargs |= {"stream": True, "stream_options": {"include_usage": True}}
         started = time.time()
         usage: Any = None
         written: list[str] = []
+        calls = StreamedCalls()
         try:
             response = await litellm.acompletion(**kwargs)
             async for chunk in response:
                 usage = getattr(chunk, "usage", None) or usage
                 choices = getattr(chunk, "choices", None) or []
-                piece = getattr(choices[0].delta, "content", None) if choices else None
+                delta = choices[0].delta if choices else None
+                calls.feed(delta)
+                piece = getattr(delta, "content", None)
                 if piece:
                     written.append(piece)
                     yield piece
         except GeneratorExit:  # its reader stopped early (Slack failed mid-stream)
             latency = (time.time() - started) * 1000
             abandoned = RuntimeError("the answer was left unread")
-            await self._record(purpose, model, started, latency, None, error=abandoned)
+            await self._record(purpose, model, started, latency, None, abandoned, reply_id)
             raise
         except Exception as error:
             latency = (time.time() - started) * 1000
-            await self._record(purpose, model, started, latency, None, error=error)
+            await self._record(purpose, model, started, latency, None, error, reply_id)
             logger.warning("llm %s %s failed after %.0f ms: %s", purpose, model, latency, error)
             raise LLMError(f"{purpose} call to {model} failed: {type(error).__name__}") from error
         completion = Completion(
@@ -235,24 +217,38 @@ class LLM:
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             cached_tokens=cached_tokens(usage),
-            cost_usd=_streamed_cost(litellm, model, usage),
+            cost_usd=streamed_cost(litellm, model, usage),
             latency_ms=(time.time() - started) * 1000,
+            tool_calls=calls.calls(),
         )
-        await self._record(purpose, model, started, completion.latency_ms, completion)
-        self._log(purpose, completion)
+        await self._record(
+            purpose, model, started, completion.latency_ms, completion, None, reply_id
+        )
+        log_completion(purpose, completion)
+        for call in completion.tool_calls:
+            yield call
 
     async def complete(
-        self, *, purpose: str, messages: list[dict[str, Any]], max_tokens: int | None = None
+        self,
+        *,
+        purpose: str,
+        messages: list[dict[str, Any]],
+        max_tokens: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        reply_id: int | None = None,
     ) -> Completion:
-        """One chat completion with the model configured for `purpose`."""
-        litellm, model, kwargs = await self._call(purpose, messages, max_tokens)
+        """One chat completion with the model configured for `purpose`: its text, and the
+        tools it asks to run when `tools` were offered; recorded under `reply_id` if given."""
+        litellm, model, kwargs = await self._call(purpose, messages, max_tokens, tools, tool_choice)
         started = time.time()
         try:
             response = await litellm.acompletion(**kwargs)
-            text = response.choices[0].message.content or ""
+            message = response.choices[0].message
+            text, calls = message.content or "", calls_of(message)
         except Exception as error:
             latency = (time.time() - started) * 1000
-            await self._record(purpose, model, started, latency, None, error=error)
+            await self._record(purpose, model, started, latency, None, error, reply_id)
             logger.warning("llm %s %s failed after %.0f ms: %s", purpose, model, latency, error)
             raise LLMError(f"{purpose} call to {model} failed: {type(error).__name__}") from error
         usage = getattr(response, "usage", None)
@@ -262,26 +258,15 @@ class LLM:
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             cached_tokens=cached_tokens(usage),
-            cost_usd=_cost(litellm, response),
+            cost_usd=answer_cost(litellm, response),
             latency_ms=(time.time() - started) * 1000,
+            tool_calls=calls,
         )
-        await self._record(purpose, model, started, completion.latency_ms, completion)
-        self._log(purpose, completion)
+        await self._record(
+            purpose, model, started, completion.latency_ms, completion, None, reply_id
+        )
+        log_completion(purpose, completion)
         return completion
-
-    @staticmethod
-    def _log(purpose: str, completion: Completion) -> None:
-        logger.info(
-            "llm %s model=%s prompt_tokens=%s cached_tokens=%s completion_tokens=%s "
-            "latency_ms=%.0f cost_usd=%s",
-            purpose,
-            completion.model,
-            completion.prompt_tokens,
-            completion.cached_tokens,
-            completion.completion_tokens,
-            completion.latency_ms,
-            completion.cost_usd,
-        )
 
     async def _record(
         self,
@@ -290,26 +275,10 @@ class LLM:
         started: float,
         latency_ms: float,
         completion: Completion | None,
-        *,
         error: BaseException | None = None,
+        reply_id: int | None = None,
     ) -> None:
         if self._sessions is None:
             return
-        row = LLMCall(
-            purpose=purpose,
-            model=model,
-            started_at=started,
-            latency_ms=latency_ms,
-            prompt_tokens=completion.prompt_tokens if completion else None,
-            cached_tokens=completion.cached_tokens if completion else None,
-            completion_tokens=completion.completion_tokens if completion else None,
-            cost_usd=completion.cost_usd if completion else None,
-            success=error is None,
-            error=f"{type(error).__name__}: {error}"[:500] if error else None,
-        )
-        try:
-            async with self._sessions() as session:
-                session.add(row)
-                await session.commit()
-        except Exception:
-            logger.exception("could not record an LLM call")
+        call = Call(purpose, model, started, latency_ms, reply_id)
+        await record(self._sessions, call, completion, error)

@@ -18,6 +18,7 @@ from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
 from app.jobs.kinds import CONVERSATION_JOBS
 from app.memory import notebook
 from app.routes.admin import AdminRuntime
+from app.routes.admin_calls import reply_calls
 from app.runtime import Runtime
 
 logger = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
     )
     async with runtime.sessions() as session:
         rows = (await session.exec(statement)).all()
+    calls = await reply_calls(runtime, [(j.channel, j.thread_ts, j.latest_ts) for j, *_ in rows])
     names = await _channel_names(runtime)
     pending = {(t.channel, t.thread_ts, t.latest_ts) for t in await runtime.timers.list()}
     decisions = []
@@ -156,6 +158,9 @@ async def latest_decisions(runtime: Runtime, *, limit: int) -> list[dict[str, An
                 "reply_status": status,  # posted, failed, claimed, stale, pending or None
                 "replied": status == "posted",
                 "reply_ts": posted_ts,
+                # The model calls the reply made (its rounds of tool calls, its answer).
+                "reply_calls": calls.get(key, (0, 0))[0],
+                "reply_tokens": calls.get(key, (0, 0))[1],
             }
         )
     return decisions

@@ -59,9 +59,11 @@ class MessageStream:
         recipient_user_id: str | None,
         recipient_team_id: str | None,
         text: str,
+        chunks: list[dict[str, Any]] | None = None,
     ) -> MessageStream:
-        """Start the message with `text` in the thread (thread_ts "": at the top level, which
-        Slack's reference allows though the helper's signature wants a thread)."""
+        """Start the message with `text` (and `chunks`: task updates) in the thread (thread_ts
+        "": at the top level, which Slack's reference allows though the helper's signature
+        wants a thread)."""
         web = await slack.writer()
         stream = cls(slack, channel=channel)
         stream._helper = await web.chat_stream(
@@ -72,7 +74,7 @@ class MessageStream:
             buffer_size=1,
         )
         try:
-            await stream._helper.append(markdown_text=text)
+            await stream._helper.append(markdown_text=text, chunks=chunks)
         except Exception as error:
             raise error_from_exception("chat.startStream", error) from error
         stream.ts = stream._helper.ts
@@ -80,16 +82,21 @@ class MessageStream:
             raise SlackError("chat.startStream", "answer without ts", uncertain=True)
         return stream
 
-    async def append(self, text: str) -> None:
+    async def append(self, text: str, *, chunks: list[dict[str, Any]] | None = None) -> None:
+        """Add `text`, then `chunks` (Slack's task_update chunks: what tomo is doing)."""
         if self._helper is not None:
             try:
-                await self._helper.append(markdown_text=text)
+                await self._helper.append(markdown_text=text, chunks=chunks)
             except Exception as error:
                 raise error_from_exception("chat.appendStream", error) from error
             return
-        await self._slack.write(
-            "chat.appendStream", channel=self.channel, ts=self.ts, markdown_text=text
-        )
+        params: dict[str, Any] = {"channel": self.channel, "ts": self.ts}
+        if chunks is not None:
+            said = [{"type": "markdown_text", "text": text}] if text else []
+            params["chunks"] = said + chunks
+        else:
+            params["markdown_text"] = text
+        await self._slack.write("chat.appendStream", **params)
 
     async def stop(
         self,

@@ -295,7 +295,7 @@ async def test_an_unsettled_start_is_looked_up_after_a_restart_not_started_again
 
 def test_govslack_is_never_asked_to_stream(caplog: pytest.LogCaptureFixture) -> None:
     claim = Claim(1, "C1", "1.0", "1.0", ReplyReason.MENTION)
-    parts: dict[str, Any] = {"slack": None, "engine": None, "poster": None, "llm": None}
+    parts: dict[str, Any] = {"slack": None, "engine": None, "poster": None, "loop": None}
     gov = StreamedReplies(enabled=True, api_url="https://slack-gov.com/api/", **parts)
     commercial = StreamedReplies(enabled=True, api_url="https://slack.com/api/", **parts)
     assert not gov.wanted(claim) and commercial.wanted(claim)

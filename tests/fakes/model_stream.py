@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fakes.model_tools import call_deltas
+
 
 @dataclass
 class Pace:
@@ -37,7 +39,8 @@ async def events(
     usage when `stream_options.include_usage` asks for it, then `data: [DONE]`. The pieces
     come at `pace` (`started` is called at the first, `ended` after the last); an answer's
     `chunks` fixes where the content is cut, its `fail_after` sends an error event (as OpenAI
-    does mid-stream) after that many pieces."""
+    does mid-stream) after that many pieces. Tool calls follow the content as OpenAI streams
+    them (tests/fakes/model_tools.py), their arguments cut at the pace's size."""
     choice = completion["choices"][0]
     content = str(choice["message"].get("content") or "")
     fixed = answer.get("chunks") if isinstance(answer, dict) else None
@@ -60,6 +63,9 @@ async def events(
         if number == 0:
             started()
         yield event({"content": piece})
+    for delta in call_deltas(choice["message"].get("tool_calls") or [], size=pace.size):
+        await asyncio.sleep(pace.every)
+        yield event(delta)
     ended()
     yield event({}, str(choice.get("finish_reason") or "stop"))
     if (body.get("stream_options") or {}).get("include_usage"):

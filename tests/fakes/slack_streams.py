@@ -19,6 +19,14 @@ text travels as `chunks: [{"type": "markdown_text", "text": ...}]` (or `markdown
   Answers `{"ok", "channel", "ts", "message": {...}}` with the finished message.
 - chat.update: `channel`, `ts`, `text` or `markdown_text`, optional `metadata`; a message that
   is not there `message_not_found`, another author's `cant_update_message`.
+Task chunks (what an AI app is doing; Slack's chat.appendStream reference, argument `chunks`;
+slack-sdk's models/messages/chunk.py TaskUpdateChunk and @slack/types' TaskUpdateChunk):
+`{"type": "task_update", "id", "title", "status": "pending" | "in_progress" | "complete" |
+"error", "details"?, "output"?, "sources"?: [{"type": "url", "url", "text"}]}`, in a start,
+an append or a stop; a call with only task chunks needs no text. Each stream keeps the task
+chunks it received (`tasks`); `refuse_tasks()` makes every call carrying one answer
+`invalid_chunks`, as a workspace that takes no such chunks would.
+
 Slack ends a stream's streaming state by itself after a while without appends (vercel/chat
 issue 607: `message_not_in_streaming_state` after minutes of silence); `expire_streams()` does
 that at once.
@@ -40,9 +48,10 @@ STREAM_METHODS = frozenset(
 STREAMING, STOPPED, EXPIRED = "in_progress", "completed", "expired"
 
 
-def streamed_text(params: Params) -> str:
-    """The text a stream call carries: `markdown_text`, then its markdown_text chunks."""
-    text = str(params.get("markdown_text") or "")
+TASK_STATUSES = frozenset({"pending", "in_progress", "complete", "error"})
+
+
+def _chunks(params: Params) -> list[dict[str, Any]]:
     chunks = params.get("chunks")
     if isinstance(chunks, str):  # form-encoded: a JSON string
         try:
@@ -52,20 +61,55 @@ def streamed_text(params: Params) -> str:
     for chunk in chunks or []:
         if not isinstance(chunk, dict) or "type" not in chunk:
             raise SlackError("invalid_chunks")
+    return list(chunks or [])
+
+
+def streamed_text(params: Params) -> str:
+    """The text a stream call carries: `markdown_text`, then its markdown_text chunks."""
+    text = str(params.get("markdown_text") or "")
+    for chunk in _chunks(params):
         if chunk["type"] == "markdown_text":
             text += str(chunk.get("text") or "")
     return text
+
+
+def task_chunks(params: Params) -> list[dict[str, Any]]:
+    """The task_update chunks a stream call carries, each checked against Slack's shape."""
+    tasks = [c for c in _chunks(params) if c["type"] == "task_update"]
+    for task in tasks:
+        if not isinstance(task.get("id"), str) or not isinstance(task.get("title"), str):
+            raise SlackError("invalid_chunks")
+        if task.get("status") not in TASK_STATUSES:
+            raise SlackError("invalid_chunks")
+        for source in task.get("sources") or []:
+            if not isinstance(source, dict) or source.get("type") != "url":
+                raise SlackError("invalid_chunks")
+            if not isinstance(source.get("url"), str) or not isinstance(source.get("text"), str):
+                raise SlackError("invalid_chunks")
+    return tasks
 
 
 class SlackStreams(SlackMarks):
     def _clear_streams(self) -> None:
         with self._lock:
             self._streams: dict[tuple[str, str], dict[str, Any]] = {}
+            self._tasks_refused = False
+
+    def refuse_tasks(self) -> None:
+        """From now on, every stream call carrying a task chunk answers `invalid_chunks`."""
+        with self._lock:
+            self._tasks_refused = True
+
+    def _tasks_of(self, params: Params) -> list[dict[str, Any]]:
+        tasks = task_chunks(params)
+        if tasks and self._tasks_refused:
+            raise SlackError("invalid_chunks")
+        return tasks
 
     def streams(self) -> list[dict[str, Any]]:
         """Each streamed message, in the order started: channel, thread_ts, ts, text, state
         (in_progress, completed, expired), the recipient ids, appends (how many calls added
-        text) and updated (whether chat.update rewrote it)."""
+        text), updated (whether chat.update rewrote it) and tasks (its task chunks, in order)."""
         with self._lock:
             return [copy.deepcopy(s) for s in self._streams.values()]
 
@@ -104,6 +148,7 @@ class SlackStreams(SlackMarks):
         if not direct and not params.get("recipient_team_id"):
             raise SlackError("missing_recipient_team_id")
         text = streamed_text(params)
+        tasks = self._tasks_of(params)
         thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
         ts = self._next_ts()
         message: Message = {"type": "message", "ts": ts, "text": text}
@@ -121,6 +166,7 @@ class SlackStreams(SlackMarks):
             "recipient_team_id": params.get("recipient_team_id"),
             "appends": 1 if text else 0,
             "updated": False,
+            "tasks": tasks,
         }
         return {"ok": True, "channel": channel, "ts": ts}
 
@@ -137,17 +183,21 @@ class SlackStreams(SlackMarks):
     def _append_stream(self, params: Params) -> dict[str, Any]:
         stream, message = self._streaming(params)
         text = streamed_text(params)
-        if not text:
+        tasks = self._tasks_of(params)
+        if not text and not tasks:
             raise SlackError("no_text")
-        stream["text"] += text
-        stream["appends"] += 1
-        message["text"] = stream["text"]
+        stream["tasks"] += tasks
+        if text:
+            stream["text"] += text
+            stream["appends"] += 1
+            message["text"] = stream["text"]
         return {"ok": True, "channel": stream["channel"], "ts": stream["ts"]}
 
     def _stop_stream(self, params: Params) -> dict[str, Any]:
         stream, message = self._streaming(params)
         blocks = checked_blocks(params.get("blocks"), refused=self._blocks_refused)
         text = streamed_text(params)
+        stream["tasks"] += self._tasks_of(params)
         if text:
             stream["text"] += text
             stream["appends"] += 1

@@ -1,0 +1,193 @@
+"""A reply's rounds of tool calls (docs/how-tomo-works.md#tools): the reply's prompt and the
+tools go to the model; while it asks for tools, each call is run and its result handed back,
+at most `max_rounds` times; then one last call (tools still described, so the prompt's start
+stays the same, but `tool_choice: "none"`) makes it answer with what it has.
+
+A call with an unknown name, arguments that are not a JSON object or lack a required key, or a
+tool that raises, gets an error result: the reply goes on. Every round is a recorded model call
+under the reply's claim. Nothing here posts: the text goes back to the reply, which formats and
+posts (or streams) it like any answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from app.llm import LLM
+from app.llm.tool_calls import ToolCall, assistant_turn, tool_turn
+from app.tools.base import Asker, ToolResult, failed
+from app.tools.registry import Toolbox
+
+logger = logging.getLogger(__name__)
+
+PURPOSE = "reply"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One tool call as the person sees it while it runs."""
+
+    id: str
+    title: str
+    status: str  # in_progress, complete, error
+    sources: tuple[str, ...] = ()
+
+
+# Shows the person what the tools are doing (task chunks in a stream, or the thread status).
+Progress = Callable[[list[Task]], Awaitable[None]]
+
+
+async def _shown_nowhere(tasks: list[Task]) -> None:
+    return None
+
+
+class ToolLoop:
+    def __init__(self, *, llm: LLM, toolbox: Toolbox | None, max_rounds: int) -> None:
+        self._llm = llm
+        self._toolbox = toolbox
+        self._max_rounds = max_rounds
+
+    async def offered(self) -> list[dict[str, Any]] | None:
+        """The tools' definitions when this reply model may call them; None for none."""
+        if not self._toolbox or self._max_rounds == 0:
+            return None
+        if not await self._llm.calls_functions(PURPOSE):
+            return None
+        return self._toolbox.definitions()
+
+    async def complete(
+        self, messages: list[dict[str, Any]], *, asker: Asker, progress: Progress | None = None
+    ) -> str:
+        """The reply's text, after the rounds of tool calls it asked for (LLMError: the model
+        failed)."""
+        tools = await self.offered()
+        messages = list(messages)
+        for round_number in range(self._max_rounds + 1):
+            last = tools is None or round_number == self._max_rounds
+            completion = await self._llm.complete(
+                purpose=PURPOSE,
+                messages=messages,
+                tools=tools,
+                tool_choice="none" if tools and last else None,
+                reply_id=asker.claim_id,
+            )
+            if last or not completion.tool_calls:
+                return completion.text
+            messages += await self._round(
+                completion.text, completion.tool_calls, asker, progress or _shown_nowhere
+            )
+        raise AssertionError("unreachable: the last round answers")
+
+    async def stream(
+        self, messages: list[dict[str, Any]], *, asker: Asker, progress: Progress | None = None
+    ) -> AsyncGenerator[str, None]:
+        """The reply's text as the model writes it, round after round: a round that turns
+        into tool calls gives only the text that came before them (LLMError: the model
+        failed)."""
+        tools = await self.offered()
+        messages = list(messages)
+        said = ""  # the text so far, of every round
+        for round_number in range(self._max_rounds + 1):
+            last = tools is None or round_number == self._max_rounds
+            calls: list[ToolCall] = []
+            written: list[str] = []
+            answer = self._llm.stream(
+                purpose=PURPOSE,
+                messages=messages,
+                tools=tools,
+                tool_choice="none" if tools and last else None,
+                reply_id=asker.claim_id,
+            )
+            async with aclosing(answer) as pieces:
+                async for piece in pieces:
+                    if isinstance(piece, ToolCall):
+                        calls.append(piece)
+                        continue
+                    if not written and said and not said[-1].isspace():
+                        piece = "\n\n" + piece  # a new round's words start a new paragraph
+                    written.append(piece)
+                    said += piece
+                    yield piece
+            if last or not calls:
+                return
+            text = "".join(written).strip()
+            messages += await self._round(text, tuple(calls), asker, progress or _shown_nowhere)
+
+    async def _round(
+        self, text: str, calls: tuple[ToolCall, ...], asker: Asker, progress: Progress
+    ) -> list[dict[str, Any]]:
+        """Run the calls of one round, in order; the turns that tell the model their results."""
+        titles = [self._title(call) for call in calls]
+        pairs = list(zip(calls, titles, strict=True))
+        await _show(progress, [Task(call.id, title, "in_progress") for call, title in pairs])
+        turns = [assistant_turn(text, calls)]
+        done: list[Task] = []
+        for call, title in pairs:
+            result = await self.run_call(call, asker)
+            logger.info(
+                "tool %s (claim %d): %s, %d characters",
+                call.name,
+                asker.claim_id,
+                "ok" if result.ok else "error",
+                len(result.text),
+            )
+            turns.append(tool_turn(call, result.text))
+            status = "complete" if result.ok else "error"
+            done.append(Task(call.id, title, status, result.sources))
+        await _show(progress, done)
+        return turns
+
+    def _title(self, call: ToolCall) -> str:
+        tool = self._toolbox.get(call.name) if self._toolbox else None
+        arguments = _arguments(call)
+        if tool is not None and isinstance(arguments, dict):
+            try:
+                return tool.progress(arguments)
+            except Exception:
+                logger.exception("tool %s could not say what it is doing", call.name)
+        return f"Using {call.name or 'a tool'}"
+
+    async def run_call(self, call: ToolCall, asker: Asker) -> ToolResult:
+        """One call the model made: the tool's result, bounded, or an error result for an
+        unknown name, arguments that are not a JSON object with the required keys, or a tool
+        that raised. Never raises itself."""
+        tool = self._toolbox.get(call.name) if self._toolbox else None
+        if tool is None:
+            names = ", ".join(self._toolbox.tools) if self._toolbox else ""
+            return failed(f"there is no tool named {call.name!r}; the tools are: {names}")
+        arguments = _arguments(call)
+        if arguments is None:
+            return failed("the arguments are not valid JSON; send a JSON object")
+        if not isinstance(arguments, dict):
+            return failed("the arguments must be a JSON object")
+        required = tool.parameters.get("required") or []
+        missing = [key for key in required if key not in arguments]
+        if missing:
+            return failed(f"{call.name} needs the argument(s) {', '.join(missing)}")
+        try:
+            result = await tool.run(arguments, asker=asker)
+        except Exception as error:
+            logger.exception("tool %s failed (claim %d)", call.name, asker.claim_id)
+            return failed(f"{call.name} failed ({type(error).__name__}); answer without it")
+        return result.bounded()
+
+
+def _arguments(call: ToolCall) -> Any:
+    """The call's arguments decoded (an empty string is no arguments); None: not JSON."""
+    try:
+        return json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        return None
+
+
+async def _show(progress: Progress, tasks: list[Task]) -> None:
+    """Progress is shown as well as it can be; it never stops the reply."""
+    try:
+        await progress(tasks)
+    except Exception:
+        logger.exception("showing the tools' progress failed")
