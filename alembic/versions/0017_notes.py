@@ -1,7 +1,7 @@
 """tomo's notebook
 
 Revision ID: 0017
-Revises: 0014
+Revises: 0016
 Create Date: 2026-11-27 15:00:00.000000
 
 `note`: what tomo wrote down with its `note` tool, in the conversation it was written in and
@@ -16,7 +16,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0017"
-down_revision: str | None = "0014"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """feedback people gave tomo's replies
 
 Revision ID: 0018
-Revises: 0014
+Revises: 0017
 Create Date: 2026-11-27 15:15:00.000000
 
 `feedback`: a person's 👍 or 👎 on one of tomo's replies (Slack's feedback buttons), one per
@@ -15,7 +15,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0014"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -22,7 +22,16 @@ from app.tools.kit import Kit
 logger = logging.getLogger(__name__)
 
 # Tool name -> "module:Class" (or the class itself). One line per tool.
-CLASSES: dict[str, str | type[Any]] = {}
+CLASSES: dict[str, str | type[Any]] = {
+    "search_messages": "app.tools.search_messages:SearchMessages",
+    "read_thread": "app.tools.read_thread:ReadThread",
+    "note": "app.tools.note:NoteTool",
+    "forget_note": "app.tools.note:ForgetNoteTool",
+    "fetch_url": "app.tools.fetch_url:FetchUrlTool",
+    "web_search": "app.tools.web_search:WebSearchTool",
+}
+# A name in TOOLS that offers more than one tool: the notebook writes and removes notes.
+OFFERS = {"note": ("note", "forget_note")}
 
 
 def chosen(settings: Settings) -> tuple[str, ...]:
@@ -30,9 +39,10 @@ def chosen(settings: Settings) -> tuple[str, ...]:
     if settings.MAX_TOOL_ROUNDS == 0:
         return ()
     return tuple(
-        name
+        offered
         for name in settings.TOOLS
         if name != "web_search" or settings.WEB_SEARCH_PROVIDER is not None
+        for offered in OFFERS.get(name, (name,))
     )
 
 
