@@ -38,8 +38,9 @@ from app.llm import LLM
 from app.llm.model_keys import CHECKING, check_model_key
 from app.memory.refresh import MemoryService
 from app.retention.erase import Eraser
-from app.retention.guard import installed_again, unless_workspace_gone, workspace_gone
+from app.retention.guard import unless_workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
+from app.retention.reinstall import SLACK_RESUME, after_identity, resume_slack, slack_works_again
 from app.settings import Settings
 from app.slack.client import SlackClient
 
@@ -123,9 +124,11 @@ class Runtime(Core):
         task.add_done_callback(self.background.discard)
 
     def stop_calling_slack(self) -> None:
-        """The workspace is gone: this process's check of the bot token stops."""
+        """The workspace is gone: this process's check of the bot token stops, and the token
+        counts as refused until Slack takes it again."""
+        self.identity.gone("the app was uninstalled")
         for task in list(self.background):
-            if task.get_name() == "slack-check":
+            if task.get_name() in ("slack-check", SLACK_RESUME):
                 task.cancel()
 
     async def prune_seen_events(self) -> None:
@@ -177,6 +180,7 @@ def build_runtime(
         participation=core.participation,
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
         on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
+        on_refused=lambda: resume_slack(runtime),
     )
     eraser = Eraser(
         engine=engine,
@@ -200,6 +204,7 @@ def build_runtime(
         eraser=eraser,
         purge=purge,
     )
+    core.identity.on_authorized = lambda: slack_works_again(runtime)
     return runtime
 
 
@@ -218,19 +223,6 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
     return DatabaseTimers(
         settings.DATABASE_URL, stalled_seconds=settings.JOB_STALLED_SECONDS, on_stalled=hand_back
     )
-
-
-async def _after_identity(runtime: Runtime) -> None:
-    await runtime.directory.load_bots()
-    gone = await workspace_gone(runtime.engine)
-    if gone is not None and not await installed_again(runtime.engine, runtime.slack, gone):
-        return
-    await runtime.identity.learn(runtime.slack)
-    runtime.spawn(
-        runtime.identity.watch(runtime.slack, stop=lambda: workspace_gone(runtime.engine)),
-        "slack-check",
-    )
-    await runtime.directory.sync_channels()
 
 
 async def _clear_leftover_signs(runtime: Runtime) -> None:
@@ -275,7 +267,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     timers.every(JobKind.PURGE, seconds=PURGE_SECONDS, func=runtime.purge.run)
     await timers.start()
     runtime.spawn(logged(runtime.purge.run, what="the start-up purge"), "purge")
-    runtime.spawn(_after_identity(runtime), "identity")
+    runtime.spawn(after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
