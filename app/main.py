@@ -15,7 +15,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from app.db.reachable import DatabaseUnreachable
 from app.logs import setup_logging
-from app.routes import admin, admin_api, admin_page, commands, events, health, ready
+from app.routes import admin, admin_api, admin_page, commands, events, health, metrics, ready
 from app.runtime import running
 from app.settings import Settings, load_settings
 
@@ -65,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(commands.router)
     app.include_router(health.router)
     app.include_router(ready.router)
+    app.include_router(metrics.router)
     app.include_router(admin.router)
     app.include_router(admin_api.router)
     app.include_router(admin_page.router)

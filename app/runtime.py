@@ -11,11 +11,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app import metrics
 from app.context.builder import ContextBuilder
 from app.conversation import claims
 from app.conversation.intake import Intake
@@ -63,6 +65,8 @@ class Runtime(Core):
     background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
     # Inline: the model key check's outcome (app.llm.model_keys), None until LiteLLM is loaded.
     model_key: str | None = field(default=None, kw_only=True)
+    # Where this instance's processes count (app.metrics); None: METRICS_TOKEN is unset.
+    metrics_directory: Path | None = field(default=None, kw_only=True)
 
     @property
     def worker(self) -> WorkerJobs | None:
@@ -238,19 +242,25 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     # Loaded from the very start, alongside the database's start-up, so the first mention's
     # "on it" does not wait for it.
     loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
+    counted = metrics.create_directory() if settings.metrics_token else None
+    if counted is not None:
+        metrics.start(counted)  # before anything is counted, in this process or the worker
     try:
         engine = await open_database(settings.DATABASE_URL)
     except DatabaseUnreachable:
         loading.cancel()
+        metrics.stop(counted)
         raise
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine)
+    runtime.metrics_directory = counted
     runtime.background.add(loading)
     loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
     await runtime.eraser.prepare()  # a channel or workspace whose deletion was cut short
     if runtime.worker is not None:
+        runtime.worker.metrics_directory = counted
         runtime.worker.start()
     timers = runtime.timers
     timers.every(
@@ -288,4 +298,5 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         await asyncio.gather(*runtime.background, return_exceptions=True)
         runtime.intake.participation.close()
         await runtime.close()
+        metrics.stop(counted)
         logger.info("stopped cleanly")

@@ -239,7 +239,7 @@ class ReplyService(ConversationJob):
         if failure is not None:
             logger.error("no reply: %s", failure)
             if not claim.reason.asked:
-                await claims.finish(self._engine, claim.id, status=claims.FAILED, error=failure)
+                await claims.settle(self._engine, claim, status=claims.FAILED, error=failure)
                 return []
             chunks = format_reply(APOLOGY)
         await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
@@ -278,5 +278,5 @@ class ReplyService(ConversationJob):
         else:
             status, error = claims.FAILED, str(done.error)
             logger.error("posting the reply failed: %s", error)
-        await claims.finish(self._engine, claim.id, status=status, error=error, posted=done.posted)
+        await claims.settle(self._engine, claim, status=status, error=error, posted=done.posted)
         return done.posted

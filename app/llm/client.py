@@ -23,6 +23,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import LLMCall
 from app.llm.messages import CACHE_MARKED, for_provider
+from app.metrics import count_model_call
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -293,6 +294,14 @@ class LLM:
         *,
         error: BaseException | None = None,
     ) -> None:
+        count_model_call(
+            purpose=purpose,
+            ok=error is None,
+            prompt_tokens=completion.prompt_tokens if completion else None,
+            cached_tokens=completion.cached_tokens if completion else None,
+            completion_tokens=completion.completion_tokens if completion else None,
+            cost_usd=completion.cost_usd if completion else None,
+        )
         if self._sessions is None:
             return
         row = LLMCall(
