@@ -24,6 +24,7 @@ from app.routes import (
     events,
     health,
     interactions,
+    metrics,
     ready,
 )
 from app.runtime import running
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(interactions.router)
     app.include_router(health.router)
     app.include_router(ready.router)
+    app.include_router(metrics.router)
     app.include_router(admin.router)
     app.include_router(admin_api.router)
     app.include_router(admin_feedback.router)

@@ -11,11 +11,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app import metrics
 from app.assistant.suggested import SuggestedPrompts
 from app.context.builder import ContextBuilder
 from app.conversation import claims
@@ -39,8 +41,9 @@ from app.llm import LLM
 from app.llm.model_keys import CHECKING, check_model_key
 from app.memory.refresh import MemoryService
 from app.retention.erase import Eraser
-from app.retention.guard import installed_again, unless_workspace_gone, workspace_gone
+from app.retention.guard import unless_workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
+from app.retention.reinstall import SLACK_RESUME, after_identity, resume_slack, slack_works_again
 from app.settings import Settings
 from app.slack.client import SlackClient
 
@@ -63,6 +66,8 @@ class Runtime(Core):
     background: set[asyncio.Task[None]] = field(default_factory=set, kw_only=True)
     # Inline: the model key check's outcome (app.llm.model_keys), None until LiteLLM is loaded.
     model_key: str | None = field(default=None, kw_only=True)
+    # Where this instance's processes count (app.metrics); None: METRICS_TOKEN is unset.
+    metrics_directory: Path | None = field(default=None, kw_only=True)
 
     @property
     def worker(self) -> WorkerJobs | None:
@@ -124,9 +129,11 @@ class Runtime(Core):
         task.add_done_callback(self.background.discard)
 
     def stop_calling_slack(self) -> None:
-        """The workspace is gone: this process's check of the bot token stops."""
+        """The workspace is gone: this process's check of the bot token stops, and the token
+        counts as refused until Slack takes it again."""
+        self.identity.gone("the app was uninstalled")
         for task in list(self.background):
-            if task.get_name() == "slack-check":
+            if task.get_name() in ("slack-check", SLACK_RESUME):
                 task.cancel()
 
     async def prune_seen_events(self) -> None:
@@ -181,6 +188,7 @@ def build_runtime(
         auto_reply_channels=settings.AUTO_REPLY_CHANNELS,
         on_erasure=lambda: runtime.spawn(logged(runtime.eraser.run, what="erasing"), "erase"),
         on_assistant_opened=lambda opened: runtime.spawn(prompts.offer(opened), "prompts"),
+        on_refused=lambda: resume_slack(runtime),
     )
     eraser = Eraser(
         engine=engine,
@@ -204,6 +212,7 @@ def build_runtime(
         eraser=eraser,
         purge=purge,
     )
+    core.identity.on_authorized = lambda: slack_works_again(runtime)
     return runtime
 
 
@@ -224,19 +233,6 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
     )
 
 
-async def _after_identity(runtime: Runtime) -> None:
-    await runtime.directory.load_bots()
-    gone = await workspace_gone(runtime.engine)
-    if gone is not None and not await installed_again(runtime.engine, runtime.slack, gone):
-        return
-    await runtime.identity.learn(runtime.slack)
-    runtime.spawn(
-        runtime.identity.watch(runtime.slack, stop=lambda: workspace_gone(runtime.engine)),
-        "slack-check",
-    )
-    await runtime.directory.sync_channels()
-
-
 async def _clear_leftover_signs(runtime: Runtime) -> None:
     try:
         await runtime.on_it.clear_leftovers()
@@ -250,19 +246,25 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     # Loaded from the very start, alongside the database's start-up, so the first mention's
     # "on it" does not wait for it.
     loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
+    counted = metrics.create_directory() if settings.metrics_token else None
+    if counted is not None:
+        metrics.start(counted)  # before anything is counted, in this process or the worker
     try:
         engine = await open_database(settings.DATABASE_URL)
     except DatabaseUnreachable:
         loading.cancel()
+        metrics.stop(counted)
         raise
     await upgrade_to_head(engine)
     runtime = build_runtime(settings, engine)
+    runtime.metrics_directory = counted
     runtime.background.add(loading)
     loading.add_done_callback(runtime.background.discard)
     runtime.recorder.start()
     await runtime.restore_timers()
     await runtime.eraser.prepare()  # a channel or workspace whose deletion was cut short
     if runtime.worker is not None:
+        runtime.worker.metrics_directory = counted
         runtime.worker.start()
     timers = runtime.timers
     timers.every(
@@ -279,7 +281,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     timers.every(JobKind.PURGE, seconds=PURGE_SECONDS, func=runtime.purge.run)
     await timers.start()
     runtime.spawn(logged(runtime.purge.run, what="the start-up purge"), "purge")
-    runtime.spawn(_after_identity(runtime), "identity")
+    runtime.spawn(after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
@@ -300,4 +302,5 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         await asyncio.gather(*runtime.background, return_exceptions=True)
         runtime.intake.participation.close()
         await runtime.close()
+        metrics.stop(counted)
         logger.info("stopped cleanly")

@@ -17,8 +17,10 @@ import signal
 import socket
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from app import metrics
 from app.core import build_core, load_job_libraries
 from app.db.engine import create_engine
 from app.job_services import JobServices
@@ -63,7 +65,10 @@ async def _tell_when_loaded(
         writer.write(encode({"op": "loaded", "id": 0, "model_key": model_key.result()}))
 
 
-async def main(fd: int) -> None:
+async def main(fd: int, metrics_directory: str | None = None) -> None:
+    """`metrics_directory`: where the web process's metrics are counted (app.metrics)."""
+    if metrics_directory:
+        metrics.start(Path(metrics_directory))  # before anything here can count
     settings = load_settings()
     setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
     engine = create_engine(settings.DATABASE_URL, connections=CONNECTIONS)
@@ -104,7 +109,7 @@ async def main(fd: int) -> None:
 def run() -> None:
     for name in (signal.SIGTERM, signal.SIGINT):
         signal.signal(name, signal.SIG_IGN)
-    asyncio.run(main(int(sys.argv[1])))
+    asyncio.run(main(int(sys.argv[1]), *sys.argv[2:3]))
     # Everything is closed. Exit now rather than wait for the interpreter's teardown, which
     # waits for a LiteLLM import still running on its thread (seconds the parent's stop,
     # within the platform's grace after SIGTERM, would spend waiting for this process).

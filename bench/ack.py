@@ -19,6 +19,9 @@ database.
 With `--backend procrastinate` tomo runs with JOB_BACKEND=procrastinate on a scratch PostgreSQL
 database (TOMO_BENCH_DATABASE_URL names the server): each message's timer is a database write
 on the acknowledgement's path.
+
+tomo counts its metrics (METRICS_TOKEN is set) and `GET /metrics` is scraped once a second
+throughout, as Prometheus would, so their cost is in tomo's figures.
 Last line: `ack ratio_vs_bolt=X.XX p99_ms_at_fixed_rate=Y.Y lost=N`.
 """
 
@@ -162,6 +165,27 @@ async def steady_rate(
     return fixed
 
 
+METRICS_TOKEN = "bench-metrics"
+SCRAPES = [0]
+
+
+async def scrape(port: int) -> None:
+    """GET /metrics once a second, as Prometheus would (its own connection)."""
+    request = (
+        f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {METRICS_TOKEN}"
+        "\r\nConnection: close\r\n\r\n"
+    ).encode()
+    while True:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(request)
+        answer = await reader.read()
+        writer.close()
+        if not answer.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"/metrics answered {answer[:80]!r}")
+        SCRAPES[0] += 1
+        await asyncio.sleep(1.0)
+
+
 def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "LLM_"))}
 
@@ -198,6 +222,7 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
             slack_url=slack_url,
             model_url=model_url,
             JOB_BACKEND=args.backend,
+            METRICS_TOKEN=METRICS_TOKEN,
         )
         bolt_port, tomo_port = free_port(), free_port()
         bolt_process = uvicorn("bench.bolt_app:api", port=bolt_port, env=bolt_env,
@@ -210,6 +235,8 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
             for server in (bolt, tomo):
                 wait_ready(server.process, f"http://127.0.0.1:{server.port}/healthz")
                 await loadgen.saturate(server.port, warm, connections=args.connections)
+            scraping = asyncio.create_task(scrape(tomo_port))
+            cleanup.callback(scraping.cancel)
             for server in (bolt, tomo):  # LiteLLM imported, warm-up replies finished
                 wait_idle(server.process.pid)
 
@@ -261,6 +288,7 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
         f"ratio tomo/bolt {ratio:.2f}; {acknowledged} acknowledged events looked up in "
         f"{database}: {missing} missing (server logs in {workdir})"
     )
+    print(f"/metrics scraped once a second while measuring: {SCRAPES[0]} scrapes")
     print(f"ack ratio_vs_bolt={ratio:.2f} p99_ms_at_fixed_rate={p99:.1f} lost={missing}")
 
 

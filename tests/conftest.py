@@ -215,7 +215,12 @@ class Tomo:
         return await self.post_raw(body, headers)
 
     async def event(
-        self, event: dict[str, Any], *, event_id: str | None = None, retry: int | None = None
+        self,
+        event: dict[str, Any],
+        *,
+        event_id: str | None = None,
+        retry: int | None = None,
+        event_time: int | None = None,
     ) -> httpx.Response:
         envelope = {
             "token": "legacy",
@@ -223,7 +228,7 @@ class Tomo:
             "api_app_id": "A1",
             "type": "event_callback",
             "event_id": event_id or f"Ev{next(_ts_counter):08d}",
-            "event_time": int(time.time()),
+            "event_time": event_time or int(time.time()),
             "event": event,
             # Whom Slack delivered the event for: the app's bot user, as a bot token installs it.
             "authorizations": [
@@ -249,6 +254,7 @@ class Tomo:
         kind: str = "message",
         ts: str | None = None,
         event_id: str | None = None,
+        event_time: int | None = None,
         **extra: Any,
     ) -> str:
         """Deliver a user's message like Slack; returns its ts (asserts a 200)."""
@@ -266,7 +272,7 @@ class Tomo:
             event["user"] = user
         if thread_ts:
             event["thread_ts"] = thread_ts
-        response = await self.event(event, event_id=event_id)
+        response = await self.event(event, event_id=event_id, event_time=event_time)
         assert response.status_code == 200, response.text
         return ts
 

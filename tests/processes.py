@@ -105,10 +105,12 @@ class Server:
         event_id: str | None = None,
         kind: str = "message",
         retry: int | None = None,
+        event_time: int | None = None,
         **fields: Any,
     ) -> str:
         """Deliver a person's message as Slack does (`kind` app_mention for that event; the
-        same `event_id` and a `retry` number for Slack's retries); returns its ts."""
+        same `event_id` and a `retry` number for Slack's retries), to tomo's bot user UBOT;
+        returns its ts."""
         ts = fields.pop("ts", None) or next_ts()
         self._events += 1
         event = {"type": kind, "channel": "C1", "user": "U1", "text": text, "ts": ts}
@@ -117,8 +119,9 @@ class Server:
             "type": "event_callback",
             "team_id": "T0001",
             "event_id": event_id or f"EvRestart{self.port}x{self._events}",
-            "event_time": int(time.time()),
+            "event_time": event_time or int(time.time()),
             "event": event,
+            "authorizations": [{"team_id": "T0001", "user_id": "UBOT", "is_bot": True}],
         }
         body = json.dumps(envelope).encode()
         headers = sign(body, secret=SIGNING_SECRET)

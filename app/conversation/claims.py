@@ -29,6 +29,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Reply
 from app.domain import ReplyReason
+from app.metrics import count_reply
 
 CLAIMED = "claimed"
 POSTED = "posted"
@@ -219,6 +220,21 @@ async def finish(
                 posted_at=time.time() if posted else None,
             )
         )
+
+
+async def settle(
+    engine: AsyncEngine,
+    claim: Claim,
+    *,
+    status: str,
+    error: str | None = None,
+    posted: list[str] | None = None,
+) -> None:
+    """`finish`, and the reply counted by why and how it ended (app.metrics)."""
+    await finish(engine, claim.id, status=status, error=error, posted=posted)
+    count_reply(
+        reason=claim.reason.value, outcome=status, trigger_ts=claim.trigger_ts, posted=bool(posted)
+    )
 
 
 async def release(engine: AsyncEngine, claim_id: int, *, cancelled: bool, error: str) -> None:

@@ -17,8 +17,10 @@ from app.context.directory import Directory
 from app.conversation.participation import Participation
 from app.conversation.routing import route_message
 from app.conversation.timer_policy import TimerPolicy
+from app.db.erasure import Installed
 from app.db.recorder import Change, NewMessage, Recorder
 from app.logs import log_context
+from app.slack.envelope import install_proof
 from app.slack.events import (
     AssistantOpened,
     ChannelGone,
@@ -48,10 +50,13 @@ class Intake:
         auto_reply_channels: frozenset[str],
         on_erasure: Callable[[], None] = lambda: None,
         on_assistant_opened: Callable[[AssistantOpened], None] = lambda _: None,
+        on_refused: Callable[[], None] = lambda: None,
     ) -> None:
         """`on_erasure`: a channel or the workspace was taken away (app.retention.erase).
         `on_assistant_opened`: a person opened tomo's messages tab (suggested prompts, set in
-        the background: app.conversation.suggested_prompts)."""
+        the background: app.conversation.suggested_prompts).
+        `on_refused`: a message was stored while Slack refuses the token (after an uninstall,
+        before the new token works): what it is owed waits until Slack takes the token."""
         self._identity = identity
         self._recorder = recorder
         self._directory = directory
@@ -60,6 +65,7 @@ class Intake:
         self._auto_reply_channels = auto_reply_channels
         self._on_erasure = on_erasure
         self._on_assistant_opened = on_assistant_opened
+        self._on_refused = on_refused
 
     async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
         """Record the event and act on it; False when it could not be recorded (Slack should
@@ -72,6 +78,7 @@ class Intake:
             foreign = self._identity.foreign(payload)
             if foreign is None:
                 event, change = self._read(payload)
+                installed = self._installed(payload, change)
         except Exception:  # a payload shape no guard foresaw: acknowledged, so Slack stops
             logger.exception("rejected an event tomo could not read")
             return True
@@ -91,8 +98,18 @@ class Intake:
             if retry:
                 logger.info("slack retry %s (%s)", retry, why)
             try:
-                outcome = await self._recorder.record(event_id=event_id, change=change)
+                outcome = await self._recorder.record(
+                    event_id=event_id, change=change, installed=installed
+                )
             except Exception:
+                return False
+            if outcome.lifted:
+                logger.info("an event delivered after the uninstall: tomo is installed again")
+            if outcome.deferred:
+                logger.warning(
+                    "the app is installed again while its uninstall's deletion still runs: "
+                    "the message is not stored yet, Slack delivers it again"
+                )
                 return False
             if outcome.rejected:
                 logger.warning("acknowledged an event the database refused; nothing was recorded")
@@ -100,6 +117,14 @@ class Intake:
                 logger.info("duplicate delivery acknowledged, not processed again")
             elif isinstance(change, NewMessage) and outcome.applied:
                 route = outcome.route or change.route  # a follow-up, as recorded
+                if self._identity.refused:
+                    logger.info(
+                        "message %s stored; Slack refuses the token, so it is answered once "
+                        "the token works again",
+                        change.message.ts,
+                    )
+                    self._on_refused()
+                    return True
                 try:
                     await self._timer_policy.on_new_message(change.message, route)
                 except Exception:  # the job database failed; the message is recorded
@@ -117,6 +142,13 @@ class Intake:
                 logger.warning("%s: deleting everything kept of it", change)
                 self._on_erasure()
         return True
+
+    def _installed(self, payload: dict[str, Any], change: Change) -> Installed | None:
+        """The proof of install this event carries (never an uninstall's own event)."""
+        if isinstance(change, WorkspaceGone):
+            return None
+        proof = install_proof(payload, bot_user_id=self._identity.user_id)
+        return Installed(*proof) if proof is not None else None
 
     def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
         """The event, and the change it asks of the database."""

@@ -262,7 +262,7 @@ class ReplyService(ConversationJob):
         if failure is not None:
             logger.error("no reply: %s", failure)
             if not claim.reason.asked:
-                await claims.finish(self._engine, claim.id, status=claims.FAILED, error=failure)
+                await claims.settle(self._engine, claim, status=claims.FAILED, error=failure)
                 return []
             chunks = format_reply(APOLOGY)
         await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
@@ -290,15 +290,16 @@ class ReplyService(ConversationJob):
             # An apology answers the person, but the claim records that the model failed.
             status, error = (claims.FAILED if claim.error else claims.POSTED), claim.error
             logger.info("replied with %d message(s): %s", len(done.posted), ",".join(done.posted))
-        elif done.error.rate_limited:
-            # Slack posted nothing: owed still, for the next start or reply here.
+        elif done.error.rate_limited or done.error.token_refused:
+            # Slack posted nothing: owed still, for the next start or reply here (a refused
+            # token: once Slack takes it again, app.retention.reinstall).
             status, error = claims.INTERRUPTED, str(done.error)
-            logger.error("posting the reply was rate limited; it stays owed: %s", error)
+            logger.error("posting the reply was refused for now; it stays owed: %s", error)
         elif done.error.uncertain:
             status, error = claims.UNCERTAIN, str(done.error)
             logger.error("posting the reply is unsettled (looked up before any retry): %s", error)
         else:
             status, error = claims.FAILED, str(done.error)
             logger.error("posting the reply failed: %s", error)
-        await claims.finish(self._engine, claim.id, status=status, error=error, posted=done.posted)
+        await claims.settle(self._engine, claim, status=status, error=error, posted=done.posted)
         return done.posted

@@ -102,13 +102,13 @@ class StreamedReplies:
     async def _settle(self, claim: Claim, posted: list[str], *, failure: str | None) -> None:
         status = claims.FAILED if failure else claims.POSTED
         logger.info("streamed the reply in %d message(s): %s", len(posted), ",".join(posted))
-        await claims.finish(self._engine, claim.id, status=status, error=failure, posted=posted)
+        await claims.settle(self._engine, claim, status=status, error=failure, posted=posted)
 
     async def _unsettled(self, claim: Claim, error: SlackError) -> None:
         """The streamed reply may not be finished: owed, finished by the next to take it."""
         status = claims.INTERRUPTED if error.rate_limited else claims.UNCERTAIN
         logger.error("the streamed reply is unsettled (finished later): %s", error)
-        await claims.finish(self._engine, claim.id, status=status, error=str(error))
+        await claims.settle(self._engine, claim, status=status, error=str(error))
 
     async def reply(
         self,

@@ -10,6 +10,7 @@ off the ack path. tomo invited back into a channel it left removes that channel'
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
@@ -56,10 +57,18 @@ def note_erasure(connection: Connection, change: object, *, now: float) -> bool:
         )
         return True
     if isinstance(change, WorkspaceGone):
+        # Slack's own time when it gives one: a later event (same clock) proves a reinstall.
+        # An uninstall after an earlier one (installed again meanwhile) starts a new deletion.
+        at = change.at if change.at is not None else now
+        statement = upsert(dialect, Erasure).values(
+            scope=TEAM, target=change.team_id, reason=change.reason, requested_at=at
+        )
         connection.execute(
-            upsert(dialect, Erasure)
-            .values(scope=TEAM, target=change.team_id, reason=change.reason, requested_at=now)
-            .on_conflict_do_nothing()
+            statement.on_conflict_do_update(
+                index_elements=["scope", "target"],
+                set_={"reason": change.reason, "requested_at": at, "done_at": None},
+                where=col(Erasure.requested_at) < at,
+            )
         )
         return True
     if isinstance(change, MemberJoined):
@@ -74,15 +83,83 @@ def note_erasure(connection: Connection, change: object, *, now: float) -> bool:
     return False
 
 
-def closed_to(connection: Connection) -> Callable[[IncomingMessage], bool] | None:
+@dataclass(frozen=True)
+class Installed:
+    """An event Slack delivered to tomo's bot user (app.slack.envelope.install_proof): the
+    app was installed in workspace `team_id` at `at` (Slack's event_time)."""
+
+    at: float
+    team_id: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    scope: str
+    target: str
+    requested_at: float
+    done: bool
+
+
+def marks(connection: Connection) -> list[Mark]:
+    """What was taken away: one read of a table that is usually empty."""
+    rows = connection.exec_driver_sql(
+        "SELECT scope, target, requested_at, done_at FROM erasure"
+    ).all()
+    return [Mark(scope, target, at, done is not None) for scope, target, at, done in rows]
+
+
+@dataclass(frozen=True)
+class Lifted:
+    """What events delivered after an uninstall did: the marks left, whether one was lifted,
+    and the uninstalls whose deletion is still under way (an event proving a reinstall of
+    one of them waits: Slack delivers it again)."""
+
+    left: list[Mark]
+    lifted: bool = False
+    under_way: tuple[Mark, ...] = ()
+
+    def waits(self, installed: Installed | None) -> bool:
+        return installed is not None and any(_proves(installed, m) for m in self.under_way)
+
+
+def _proves(installed: Installed, mark: Mark) -> bool:
+    """An event delivered after the uninstall, for its workspace (a late retry of an event
+    from before it carries its old event_time, and proves nothing)."""
+    same_team = not mark.target or not installed.team_id or installed.team_id == mark.target
+    return same_team and installed.at > mark.requested_at
+
+
+def lift(connection: Connection, found: list[Mark], proofs: list[Installed]) -> Lifted:
+    """The workspace is tomo's again once Slack delivers it an event after the uninstall:
+    a finished deletion's mark is deleted here, in the transaction that stores the event,
+    so every instance stores the workspace's messages again from this commit on."""
+    left, under_way, lifted = [], [], False
+    for mark in found:
+        if mark.scope != TEAM or not any(_proves(p, mark) for p in proofs):
+            left.append(mark)
+        elif not mark.done:
+            left.append(mark)
+            under_way.append(mark)
+        else:
+            connection.execute(
+                delete(Erasure).where(
+                    col(Erasure.scope) == TEAM,
+                    col(Erasure.target) == mark.target,
+                    col(Erasure.done_at).is_not(None),
+                )
+            )
+            lifted = True
+    return Lifted(left, lifted, tuple(under_way))
+
+
+def closed_to(found: list[Mark]) -> Callable[[IncomingMessage], bool] | None:
     """Whether a message may no longer be stored (its channel or the workspace was taken
-    away), or None when nothing was: the usual case, one read of an empty table."""
-    rows = connection.exec_driver_sql("SELECT scope, target FROM erasure").all()
-    if not rows:
+    away), or None when nothing was: the usual case."""
+    if not found:
         return None
-    if any(scope == TEAM for scope, _ in rows):
+    if any(mark.scope == TEAM for mark in found):
         return lambda message: True
-    channels = {target for scope, target in rows if scope == CHANNEL}
+    channels = {mark.target for mark in found if mark.scope == CHANNEL}
     return lambda message: message.channel in channels
 
 

@@ -12,16 +12,17 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
+from app.db import erasure
 from app.db.dialects import upsert
-from app.db.erasure import ErasureChange, closed_to, note_erasure
+from app.db.erasure import ErasureChange, Installed, note_erasure
 from app.db.models import Message, SeenEvent
 from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
@@ -44,6 +45,8 @@ class Outcome:
     applied: bool  # the change took effect (a new message was stored, an edit applied)
     rejected: bool = False  # the database refused its values: nothing was stored
     route: Route | None = None  # a new message stored with another route than it came with
+    deferred: bool = False  # proves a reinstall while the deletion runs: Slack delivers it again
+    lifted: bool = False  # it proved a reinstall: the workspace is tomo's again
 
 
 # The routes of new messages that the database tells apart (a follow-up: tomo takes part in
@@ -56,6 +59,7 @@ Reroute = Callable[[Connection, Sequence[NewMessage], float], dict[tuple[str, st
 class Delivery:
     event_id: str | None
     change: Change
+    installed: Installed | None = None  # delivered to tomo's bot user (proves the install)
 
 
 # The four outcomes there are, built once.
@@ -63,6 +67,7 @@ APPLIED = Outcome(duplicate=False, applied=True)
 NOT_APPLIED = Outcome(duplicate=False, applied=False)
 DUPLICATE = Outcome(duplicate=True, applied=False)
 REJECTED = Outcome(duplicate=False, applied=False, rejected=True)
+DEFERRED = Outcome(duplicate=False, applied=False, deferred=True)
 
 
 def _reason(route: Route) -> str | None:
@@ -162,13 +167,15 @@ def write_batch(
         for d, ok in zip(batch, live, strict=True)
         if ok and note_erasure(connection, d.change, now=now)
     }
-    closed = closed_to(connection) if any(isinstance(d.change, NewMessage) for d in batch) else None
+    lifted = _lift(connection, batch, live)
+    closed = erasure.closed_to(lifted.left)
 
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}
     refused: set[int] = set()  # older than the retention, or of a channel taken away
+    deferred = _defer(connection, batch, live, lifted)
     for delivery, ok in zip(batch, live, strict=True):
-        if not ok or not isinstance(delivery.change, NewMessage):
+        if not ok or not isinstance(delivery.change, NewMessage) or id(delivery) in deferred:
             continue
         message = delivery.change.message
         if (keep_after is not None and message.created_at < keep_after) or (
@@ -186,7 +193,15 @@ def write_batch(
     ]
     inserted = _store_messages(connection, stored) if stored else set()
 
-    def outcome(change: Change) -> Outcome:
+    def outcome(delivery: Delivery) -> Outcome:
+        if id(delivery) in deferred:
+            return DEFERRED
+        result = settled(delivery.change)
+        if lifted.lifted and delivery.installed is not None:
+            return replace(result, lifted=True)
+        return result
+
+    def settled(change: Change) -> Outcome:
         if id(change) in noted:
             return APPLIED
         if id(change) in refused:
@@ -199,7 +214,36 @@ def write_batch(
                 return Outcome(duplicate=False, applied=True, route=route)
         return APPLIED
 
-    return [outcome(d.change) if ok else DUPLICATE for d, ok in zip(batch, live, strict=True)]
+    return [outcome(d) if ok else DUPLICATE for d, ok in zip(batch, live, strict=True)]
+
+
+def _lift(connection: Connection, batch: Sequence[Delivery], live: list[bool]) -> erasure.Lifted:
+    """What was taken away, once events delivered after an uninstall lifted its mark. Read
+    only for a batch with a new message (or a proof of install): one read of an empty table."""
+    proofs = [d.installed for d, ok in zip(batch, live, strict=True) if ok and d.installed]
+    if not proofs and not any(isinstance(d.change, NewMessage) for d in batch):
+        return erasure.Lifted([])
+    found = erasure.marks(connection)
+    return erasure.lift(connection, found, proofs) if found and proofs else erasure.Lifted(found)
+
+
+def _defer(
+    connection: Connection, batch: Sequence[Delivery], live: list[bool], lifted: erasure.Lifted
+) -> set[int]:
+    """The new messages that prove a reinstall while the uninstall's deletion still runs:
+    not stored now (it would delete them), and their event ids forgotten, so that Slack's
+    next delivery of them is stored once the deletion is done."""
+    if not lifted.under_way:
+        return set()
+    waiting = [
+        d
+        for d, ok in zip(batch, live, strict=True)
+        if ok and isinstance(d.change, NewMessage) and lifted.waits(d.installed)
+    ]
+    ids = [d.event_id for d in waiting if d.event_id]
+    if ids:
+        connection.execute(delete(SeenEvent).where(col(SeenEvent.event_id).in_(ids)))
+    return {id(d) for d in waiting}
 
 
 def _apply(

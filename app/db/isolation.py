@@ -91,4 +91,4 @@ def cleaned(delivery: Delivery) -> Delivery:
     event_id = storable(delivery.event_id) if delivery.event_id else delivery.event_id
     if change == delivery.change and event_id == delivery.event_id:
         return delivery
-    return Delivery(event_id, change)
+    return Delivery(event_id, change, delivery.installed)

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import sqlite_writer
+from app.db.erasure import Installed
 from app.db.ingest import (
     REJECTED,
     Change,
@@ -97,12 +98,15 @@ class Recorder:
             await asyncio.to_thread(self._thread.shutdown, wait=True)
             self._thread = None
 
-    async def record(self, *, event_id: str | None, change: Change) -> Outcome:
-        """Store the change durably; raises when the database failed (nothing was stored)."""
+    async def record(
+        self, *, event_id: str | None, change: Change, installed: Installed | None = None
+    ) -> Outcome:
+        """Store the change durably; raises when the database failed (nothing was stored).
+        `installed`: the event was delivered to tomo's bot user (it may lift an uninstall)."""
         if self._writer is None:
             raise RuntimeError("recorder is not running")
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Item(Delivery(event_id, change), future))
+        self._queue.put_nowait(_Item(Delivery(event_id, change, installed), future))
         return await future
 
     async def _run(self) -> None:

@@ -26,6 +26,7 @@ import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from app.db.migrate import PROJECT_ROOT
@@ -80,6 +81,7 @@ class WorkerJobs:
         # What the worker found of the model key once loaded (app.llm.model_keys): `ok` or why not.
         self.model_key: str | None = None
         self.restarts = 0
+        self.metrics_directory: Path | None = None  # where the worker counts (app.metrics)
 
     @property
     def pid(self) -> int | None:
@@ -203,6 +205,7 @@ class WorkerJobs:
                 "-m",
                 "app.worker",
                 str(theirs.fileno()),
+                *([str(self.metrics_directory)] if self.metrics_directory else []),
                 pass_fds=(theirs.fileno(),),
                 env=environment,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -24,6 +24,7 @@ from app.llm.messages import CACHE_MARKED, for_provider
 from app.llm.records import Call, Completion, log_completion, record
 from app.llm.tool_calls import StreamedCalls, ToolCall, calls_of
 from app.llm.usage import answer_cost, cached_tokens, provider_of, streamed_cost
+from app.metrics import count_model_call
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -278,6 +279,14 @@ class LLM:
         error: BaseException | None = None,
         reply_id: int | None = None,
     ) -> None:
+        count_model_call(
+            purpose=purpose,
+            ok=error is None,
+            prompt_tokens=completion.prompt_tokens if completion else None,
+            cached_tokens=completion.cached_tokens if completion else None,
+            completion_tokens=completion.completion_tokens if completion else None,
+            cost_usd=completion.cost_usd if completion else None,
+        )
         if self._sessions is None:
             return
         call = Call(purpose, model, started, latency_ms, reply_id)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from app import metrics
 from app.runtime import Runtime
 from app.slack.guards import shown
 from app.slack.verify import verify_slack_signature
@@ -87,7 +89,15 @@ async def _json(scope: Scope, receive: Receive, send: Send, content: Any, status
     await JSONResponse(content, status_code=status)(scope, receive, send)
 
 
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, reason: str, error: str, status: int
+) -> None:
+    metrics.rejected(reason)
+    await _json(scope, receive, send, {"error": error}, status)
+
+
 async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+    started = time.perf_counter()
     runtime: Runtime = scope["app"].state.runtime
     headers = _headers(scope)
     try:
@@ -95,28 +105,31 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
     except Disconnected:
         return
     if body is None:
-        return await _json(scope, receive, send, {"error": "request body larger than 1 MiB"}, 413)
+        return await _refuse(
+            scope, receive, send, "too_large", "request body larger than 1 MiB", 413
+        )
     if not verify_slack_signature(
         body,
         headers,
         signing_secret=runtime.settings.SLACK_SIGNING_SECRET.get_secret_value(),
     ):
         logger.warning("rejected a request with a missing, stale or invalid signature")
-        return await _json(scope, receive, send, {"error": "invalid signature"}, 401)
+        return await _refuse(scope, receive, send, "signature", "invalid signature", 401)
     try:
         payload = json.loads(body)
     except ValueError:  # UnicodeDecodeError included
-        return await _json(scope, receive, send, {"error": "body is not JSON"}, 400)
+        return await _refuse(scope, receive, send, "not_json", "body is not JSON", 400)
     except RecursionError:
-        return await _json(scope, receive, send, {"error": "body is nested too deeply"}, 400)
+        return await _refuse(scope, receive, send, "not_json", "body is nested too deeply", 400)
     if not isinstance(payload, dict):
-        return await _json(scope, receive, send, {"error": "body is not a JSON object"}, 400)
+        return await _refuse(scope, receive, send, "not_json", "body is not a JSON object", 400)
 
     kind = payload.get("type")
     if kind == "url_verification":
         challenge = payload.get("challenge", "")
         if not isinstance(challenge, str):
-            return await _json(scope, receive, send, {"error": "challenge is not a string"}, 400)
+            return await _refuse(scope, receive, send, "not_json", "challenge is not a string", 400)
+        metrics.acknowledged(payload, time.perf_counter() - started)
         return await _json(scope, receive, send, {"challenge": challenge}, 200)
     if kind != "event_callback":
         logger.warning(
@@ -124,12 +137,14 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
             shown(kind),
             shown(payload.get("minute_rate_limited", "")),
         )
+        metrics.acknowledged(payload, time.perf_counter() - started)
         return await _ok(send)
     retry = headers.get("x-slack-retry-num")
     if await runtime.intake.take(payload, retry=retry, why=headers.get("x-slack-retry-reason")):
+        metrics.acknowledged(payload, time.perf_counter() - started)
         return await _ok(send)
     # Nothing was stored: a 500 makes Slack deliver the event again.
-    return await _json(scope, receive, send, {"error": "could not record the event"}, 500)
+    return await _refuse(scope, receive, send, "not_recorded", "could not record the event", 500)
 
 
 class _Endpoint:

@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.metrics import count_slack_error
 from app.slack.errors import SlackError, error_from_exception, unreadable
 
 if TYPE_CHECKING:
@@ -69,6 +70,18 @@ class BotIdentity:
     app_id: str | None = None  # auth.test names it for some tokens only (else bots.info)
 
 
+def _counted(error: SlackError) -> SlackError:
+    """The failed call counted by method (app.metrics), and the error as it was."""
+    if error.rate_limited:
+        kind = "rate_limited"
+    elif error.token_refused:
+        kind = "token_refused"
+    else:
+        kind = "uncertain" if error.uncertain else "error"
+    count_slack_error(error.method, kind)
+    return error
+
+
 class SlackClient:
     """slack-sdk's async client (and aiohttp under it, a quarter of a second of imports) is
     imported on a thread at the first call, so start-up does not wait for it."""
@@ -104,11 +117,14 @@ class SlackClient:
         call = getattr(web, method.replace(".", "_"))
         try:
             response = await call(**params)
+            data = response.data
+            if not isinstance(data, dict) or data.get("ok") is not True:
+                raise unreadable(method, data)
+        except SlackError as error:
+            _counted(error)
+            raise
         except Exception as error:  # every shape slack-sdk and aiohttp fail in: see errors.py
-            raise error_from_exception(method, error) from error
-        data = response.data
-        if not isinstance(data, dict) or data.get("ok") is not True:
-            raise unreadable(method, data)
+            raise _counted(error_from_exception(method, error)) from error
         return data
 
     async def _paged(

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.slack.events import slack_time
+
 
 @dataclass(frozen=True)
 class Installation:
@@ -49,6 +51,26 @@ def foreign_reason(envelope: dict[str, Any], me: Installation) -> str | None:
         and envelope.get("is_ext_shared_channel") is not True
     ):
         return f"another workspace ({team_id})"
+    return None
+
+
+def install_proof(envelope: dict[str, Any], *, bot_user_id: str | None) -> tuple[float, str] | None:
+    """When, and for which workspace, Slack delivered this event to tomo's bot user (its
+    `event_time` and the authorization's `team_id`), or None. Slack delivers events only to
+    an installed app: such an event shows tomo was installed at that moment, which is what
+    lifts an uninstall (app.db.erasure). A late retry carries its first delivery's time."""
+    event_time = slack_time(envelope.get("event_time"))
+    authorizations = envelope.get("authorizations")
+    if not bot_user_id or event_time is None or not isinstance(authorizations, list):
+        return None
+    for entry in authorizations:
+        if (
+            isinstance(entry, dict)
+            and entry.get("is_bot") is True
+            and entry.get("user_id") == bot_user_id
+        ):
+            team_id = entry.get("team_id")
+            return event_time, team_id if isinstance(team_id, str) else ""
     return None
 
 

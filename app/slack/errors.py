@@ -23,6 +23,25 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 UNCERTAIN_CODES = frozenset({"internal_error", "fatal_error", "service_unavailable"})
 
 
+# Slack's answers that mean the token itself is refused (its common errors): no quick retry
+# fixes them; an operator must change SLACK_BOT_TOKEN or reinstall the app.
+AUTH_ERRORS = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "no_permission",
+        "org_login_required",
+        "ekm_access_denied",
+        "not_allowed_token_type",
+        "team_access_not_granted",
+        "access_denied",
+    }
+)
+
+
 class SlackError(Exception):
     """A Slack Web API call failed (after slack-sdk's retries, where the call allows them)."""
 
@@ -34,6 +53,12 @@ class SlackError(Exception):
         self.error = error
         self.rate_limited = rate_limited
         self.uncertain = uncertain
+
+    @property
+    def token_refused(self) -> bool:
+        """Slack refused the bot token itself (revoked, the app uninstalled): nothing was done,
+        and nothing will be until the token works again."""
+        return self.error in AUTH_ERRORS
 
 
 def error_from_exception(method: str, error: BaseException) -> SlackError:

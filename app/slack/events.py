@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +109,7 @@ class WorkspaceGone:
     team_id: str
     reason: str  # app_uninstalled, tokens_revoked
     bot_users: tuple[str, ...] = ()  # tokens_revoked: whose bot tokens
+    at: float | None = None  # Slack's event_time: events delivered after it prove a reinstall
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     if kind in CHANNEL_LEFT and channel:
         return ChannelLeft(channel=channel)
     if kind in WORKSPACE_GONE:
-        return _workspace_gone(event, kind, team_id)
+        return _workspace_gone(event, kind, team_id, at=envelope.get("event_time"))
     if kind in ("app_home_opened", "assistant_thread_started"):
         return _assistant_opened(event)
     if kind not in ("message", "app_mention"):
@@ -248,15 +250,27 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
     )
 
 
-def _workspace_gone(event: dict[str, Any], kind: str, team_id: str) -> WorkspaceGone | None:
+def slack_time(value: object) -> float | None:
+    """An envelope's `event_time` (whole seconds), or None when it is not a usable one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
+def _workspace_gone(
+    event: dict[str, Any], kind: str, team_id: str, *, at: object
+) -> WorkspaceGone | None:
     """`app_uninstalled`, or `tokens_revoked` when bot tokens are among those revoked (a
     person's own token revoked leaves tomo's bot token working)."""
+    moment = slack_time(at)
     if kind == "app_uninstalled":
-        return WorkspaceGone(team_id=team_id, reason=kind)
+        return WorkspaceGone(team_id=team_id, reason=kind, at=moment)
     tokens = event.get("tokens")
     bots = tokens.get("bot") if isinstance(tokens, dict) else None
     users = tuple(u for u in bots if slack_id(u)) if isinstance(bots, list) else ()
-    return WorkspaceGone(team_id=team_id, reason=kind, bot_users=users) if users else None
+    if not users:
+        return None
+    return WorkspaceGone(team_id=team_id, reason=kind, bot_users=users, at=moment)
 
 
 def _assistant_opened(event: dict[str, Any]) -> AssistantOpened | None:

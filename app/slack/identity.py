@@ -12,28 +12,12 @@ from typing import Any, Protocol
 
 from app.slack.client import BotIdentity, SlackClient, SlackError
 from app.slack.envelope import Installation, foreign_reason
+from app.slack.errors import AUTH_ERRORS
 from app.slack.events import bot_authorization
 
 logger = logging.getLogger(__name__)
 
 OK, UNREACHABLE, UNAUTHORIZED = "ok", "unreachable", "unauthorized"
-# Slack's answers that mean the token itself is refused (its common errors): no quick retry
-# fixes them; an operator must change SLACK_BOT_TOKEN or reinstall the app.
-AUTH_ERRORS = frozenset(
-    {
-        "invalid_auth",
-        "not_authed",
-        "account_inactive",
-        "token_revoked",
-        "token_expired",
-        "no_permission",
-        "org_login_required",
-        "ekm_access_denied",
-        "not_allowed_token_type",
-        "team_access_not_granted",
-        "access_denied",
-    }
-)
 MAX_BACKOFF_SECONDS = 60.0  # an unreachable Slack: 1, 2, 4 ... 60 s between tries
 AUTH_RETRY_SECONDS = 300.0  # a refused token: a try every 5 minutes, in case it was fixed
 CHECK_SECONDS = 900.0  # once known, the token is checked again this often (revoked meanwhile?)
@@ -78,6 +62,19 @@ class Identity:
         self.slack_error: str | None = None
         self.auth_retry_seconds = AUTH_RETRY_SECONDS
         self.check_seconds = CHECK_SECONDS
+        # Called when Slack takes the token again after refusing it (what waited is owed).
+        self.on_authorized: Callable[[], None] = lambda: None
+
+    @property
+    def refused(self) -> bool:
+        """Whether Slack refuses the bot token, as far as this process knows: what needs
+        Slack waits until it takes the token again."""
+        return self.slack == UNAUTHORIZED
+
+    def gone(self, reason: str) -> None:
+        """The app was uninstalled (or its bot token revoked): the token is refused from now
+        on, without asking Slack."""
+        self.slack, self.slack_error = UNAUTHORIZED, reason
 
     def know(
         self,
@@ -167,7 +164,10 @@ class Identity:
             )
             # Only now: /healthz never says "ok" with the bot's id still unknown (bots.info,
             # awaited above, can take a while).
+            was_refused = self.refused
             self.slack, self.slack_error = OK, None
+            if was_refused:
+                self.on_authorized()
             return
 
     async def watch(self, slack: SlackClient, *, stop: Stop | None = None) -> None:

@@ -102,6 +102,14 @@ class FakeSlack(SlackStreams, Served):
             self._hosted: dict[str, _Hosted] = {}
             self._file_requests: list[tuple[str, str | None]] = []
             self._sign_in_only = False
+            self._refusing: str | None = None
+
+    def refuse_token(self, error: str | None = "token_revoked") -> None:
+        """Every call answers HTTP 200 ``{"ok": false, "error": error}``, as Slack answers a
+        token revoked with the app's uninstall (its common errors, api.slack.com/web#errors);
+        None: the token works again (the app installed anew)."""
+        with self._lock:
+            self._refusing = error
 
     def fail(
         self,
@@ -250,6 +258,9 @@ class FakeSlack(SlackStreams, Served):
             failure = pending.pop(0) if pending else None
             delay = self._delays.get(method, 0.0)
             custom = self._custom.get(method)
+            refusing = self._refusing
+        if refusing is not None:
+            return JSONResponse({"ok": False, "error": refusing})
         if delay > 0:
             await asyncio.sleep(delay)
         if failure is None:

@@ -5,6 +5,7 @@ deleted from the shared database."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -55,10 +56,14 @@ async def test_deletions_delivered_to_one_instance_cancel_the_fleets_timers(
         lambda: _equal(messages_in(database_url), {"C2": 1}), timeout=30, what="C1's messages"
     )
     # The app uninstalled, delivered to a: every timer of the fleet stops, every row goes.
-    await a.message("", kind="app_uninstalled")
+    uninstalled = int(time.time())
+    await a.message("", kind="app_uninstalled", event_time=uninstalled)
     await wait_for(lambda: _equal(judgments(), []), timeout=30, what="every timer")
     await wait_for(lambda: _equal(messages_in(database_url), {}), timeout=30, what="everything")
-    await b.message("<@UBOT> still there?", channel="C2", kind="app_mention")
+    # A late retry of an event from before the uninstall (a later one proves a reinstall).
+    await b.message(
+        "<@UBOT> still there?", channel="C2", kind="app_mention", event_time=uninstalled - 1
+    )
     assert await messages_in(database_url) == {}
     assert [j for j in await b.jobs() if j["kind"] in ("judgment", "reply")] == []
 

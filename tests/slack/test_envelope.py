@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.slack.envelope import Installation, foreign_reason
+from app.slack.envelope import Installation, foreign_reason, install_proof
 
 ME = Installation(bot_user_id="UBOT", team_id="T0001", enterprise_id=None, app_id="A1")
 
@@ -64,3 +64,17 @@ def test_nothing_is_foreign_before_tomo_knows_who_it_is() -> None:
     unknown = Installation(bot_user_id=None, team_id=None)
     theirs = [{"team_id": "T9", "user_id": "U9BOT"}]
     assert foreign_reason(envelope(team_id="T9", authorizations=theirs), unknown) is None
+
+
+def test_an_event_to_tomos_bot_user_proves_the_install_at_its_event_time() -> None:
+    """Slack delivers events only to an installed app (api.slack.com/apis/events-api:
+    `authorizations`, `event_time`): when and for which workspace, or None."""
+    mine = {"team_id": "T1", "user_id": "UBOT", "is_bot": True}
+    envelope: dict[str, Any] = {"event_time": 1700000300, "authorizations": [mine]}
+    assert install_proof(envelope, bot_user_id="UBOT") == (1700000300.0, "T1")
+    assert install_proof(envelope, bot_user_id="UOTHER") is None
+    assert install_proof(envelope, bot_user_id=None) is None
+    person = {**mine, "is_bot": False}
+    assert install_proof({**envelope, "authorizations": [person]}, bot_user_id="UBOT") is None
+    for time in (None, "1700000300", True, float("nan"), float("inf"), -1):
+        assert install_proof({**envelope, "event_time": time}, bot_user_id="UBOT") is None

@@ -144,9 +144,12 @@ def test_channels_deleted_and_left_and_the_workspace_gone_are_read() -> None:
     # Whose leaving it is, the intake tells (tomo's own is a ChannelLeft there).
     assert parse_event(_fixture("member_left_channel_tomo")) == MemberLeft("C1", "UBOT")
     assert parse_event(_fixture("member_left_channel_person")) == MemberLeft("C1", "U2")
-    assert parse_event(_fixture("app_uninstalled")) == WorkspaceGone("T0001", "app_uninstalled")
+    # With Slack's event_time: an event delivered after it proves a reinstall.
+    assert parse_event(_fixture("app_uninstalled")) == WorkspaceGone(
+        "T0001", "app_uninstalled", at=1700000204.0
+    )
     assert parse_event(_fixture("tokens_revoked")) == WorkspaceGone(
-        "T0001", "tokens_revoked", bot_users=("UBOT",)
+        "T0001", "tokens_revoked", bot_users=("UBOT",), at=1700000205.0
     )
 
 
