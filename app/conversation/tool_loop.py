@@ -20,7 +20,8 @@ from typing import Any
 
 from app.llm import LLM
 from app.llm.tool_calls import ToolCall, assistant_turn, tool_turn
-from app.tools.base import Asker, ToolResult, failed
+from app.metrics import count_tool_call
+from app.tools.base import Asker, Tool, ToolResult, failed
 from app.tools.registry import Toolbox
 
 logger = logging.getLogger(__name__)
@@ -155,26 +156,37 @@ class ToolLoop:
     async def run_call(self, call: ToolCall, asker: Asker) -> ToolResult:
         """One call the model made: the tool's result, bounded, or an error result for an
         unknown name, arguments that are not a JSON object with the required keys, or a tool
-        that raised. Never raises itself."""
+        that raised. Never raises itself. Counted by tool and outcome (app.metrics)."""
         tool = self._toolbox.get(call.name) if self._toolbox else None
         if tool is None:
             names = ", ".join(self._toolbox.tools) if self._toolbox else ""
+            # A name the model made up is no label: it would grow the metrics without end.
+            count_tool_call("unknown", "unknown_tool")
             return failed(f"there is no tool named {call.name!r}; the tools are: {names}")
+        outcome, result = await self._run(tool, call, asker)
+        count_tool_call(call.name, outcome)
+        return result.bounded()
+
+    async def _run(self, tool: Tool, call: ToolCall, asker: Asker) -> tuple[str, ToolResult]:
         arguments = _arguments(call)
         if arguments is None:
-            return failed("the arguments are not valid JSON; send a JSON object")
+            return "bad_arguments", failed("the arguments are not valid JSON; send a JSON object")
         if not isinstance(arguments, dict):
-            return failed("the arguments must be a JSON object")
+            return "bad_arguments", failed("the arguments must be a JSON object")
         required = tool.parameters.get("required") or []
         missing = [key for key in required if key not in arguments]
         if missing:
-            return failed(f"{call.name} needs the argument(s) {', '.join(missing)}")
+            return "bad_arguments", failed(
+                f"{call.name} needs the argument(s) {', '.join(missing)}"
+            )
         try:
             result = await tool.run(arguments, asker=asker)
         except Exception as error:
             logger.exception("tool %s failed (claim %d)", call.name, asker.claim_id)
-            return failed(f"{call.name} failed ({type(error).__name__}); answer without it")
-        return result.bounded()
+            return "error", failed(
+                f"{call.name} failed ({type(error).__name__}); answer without it"
+            )
+        return ("ok" if result.ok else "failed"), result
 
 
 def _arguments(call: ToolCall) -> Any:
