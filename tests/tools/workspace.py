@@ -68,7 +68,8 @@ async def store(
     thread_ts: str | None = None,
     ago: float = 60.0,
 ) -> str:
-    """A message as conversations.history gives it, stored as tomo stores history; its ts."""
+    """A message as conversations.history gives it, stored as tomo stores history, its author's
+    name learnt as tomo learns it after a message; its ts."""
     ts = ts or ts_ago(ago)
     raw: dict[str, Any] = {"type": "message", "user": user, "text": text, "ts": ts}
     raw |= {"thread_ts": thread_ts} if thread_ts else {}
@@ -76,4 +77,5 @@ async def store(
     assert isinstance(message, IncomingMessage)
     async with tomo.runtime.engine.begin() as connection:
         await store_messages(connection, [message])
+    await tomo.runtime.directory.fetch_person(user)
     return ts

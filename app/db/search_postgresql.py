@@ -1,0 +1,67 @@
+"""Search on PostgreSQL: pg_trgm's GIN index on `message.text` (migration 0015), which ILIKE
+uses for words of three characters or more.
+
+A GIN index answers with every matching row at once, in no order, and a word found in half
+the messages would have all of them read. So the newest PROBE_ROWS messages the reader may
+see are read first: a word common enough to be found `limit` times there is answered from
+them. Otherwise the index finds the (then few) rows. Words of one or two characters have no
+trigram: beside a longer word they are checked on its rows; alone they are looked for among
+the newest messages (app.db.search_rows.scanned).
+
+Ranked by pg_trgm's word_similarity of the query to the text, ties newest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Row, Select, func, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.search_rows import COLUMNS, SHORT_SCAN_ROWS, Where, contains, recent, scanned
+from app.db.search_terms import Terms
+
+PROBE_ROWS = 5000
+CANDIDATES = 1000
+
+
+async def postgresql_search(
+    connection: AsyncConnection, terms: Terms, where: Where, limit: int
+) -> Sequence[Row[Any]]:
+    # Planned for these words each time: a plan made once for any words (PostgreSQL's generic
+    # plan of a prepared statement, which asyncpg's are) reads rare words' rows by time.
+    await connection.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+    if not terms.long:
+        bound = await recent(connection, SHORT_SCAN_ROWS)
+        return (await connection.execute(scanned(terms, where.after(bound), limit))).all()
+    probe = where.after(await recent(connection, PROBE_ROWS))
+    found = (
+        await connection.execute(_ranked(scanned(terms, probe, CANDIDATES), terms, limit))
+    ).all()
+    if len(found) >= limit:
+        return found
+    return (await connection.execute(_indexed(terms, where, limit))).all()
+
+
+def _ranked(statement: Any, terms: Terms, limit: int) -> Select[Any]:
+    rows = statement if not isinstance(statement, Select) else statement.subquery()
+    score = func.word_similarity(terms.text, rows.c.text)
+    return (
+        select(*(rows.c[column.name] for column in COLUMNS))
+        .order_by(score.desc(), rows.c.created_at.desc(), rows.c.ts.desc())
+        .limit(limit)
+    )
+
+
+def _indexed(terms: Terms, where: Where, limit: int) -> Select[Any]:
+    # MATERIALIZED: planned on its own, where the GIN index is the way to the rows (inlined,
+    # the ORDER BY ... LIMIT outside would have the newest rows read one by one instead).
+    matches = (
+        select(*COLUMNS)
+        .where(*contains((*terms.long, *terms.short)), *where.conditions())
+        .limit(CANDIDATES)
+        .cte("matches")
+        .prefix_with("MATERIALIZED")
+    )
+    return _ranked(matches, terms, limit)
