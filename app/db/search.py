@@ -39,6 +39,5 @@ async def search(
             found = (await connection.execute(newest(where, limit))).all()
         return found
     if connection.dialect.name == "sqlite":
-        statement = await sqlite_search(connection, terms, where, limit)
-        return (await connection.execute(statement)).all()
+        return await sqlite_search(connection, terms, where, limit)
     return await postgresql_search(connection, terms, where, limit)

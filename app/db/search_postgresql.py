@@ -19,7 +19,15 @@ from typing import Any
 from sqlalchemy import Row, Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db.search_rows import COLUMNS, SHORT_SCAN_ROWS, Where, contains, recent, scanned
+from app.db.search_rows import (
+    COLUMNS,
+    SHORT_SCAN_ROWS,
+    Where,
+    contains,
+    in_channel,
+    recent,
+    scanned,
+)
 from app.db.search_terms import Terms
 
 PROBE_ROWS = 5000
@@ -32,6 +40,12 @@ async def postgresql_search(
     # Planned for these words each time: a plan made once for any words (PostgreSQL's generic
     # plan of a prepared statement, which asyncpg's are) reads rare words' rows by time.
     await connection.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+    if where.channel is not None:
+        found, complete = await in_channel(
+            connection, terms, where, limit, lambda text: func.word_similarity(terms.text, text)
+        )
+        if complete or len(found) >= limit:
+            return found
     if not terms.long:
         bound = await recent(connection, SHORT_SCAN_ROWS)
         return (await connection.execute(scanned(terms, where.after(bound), limit))).all()

@@ -4,10 +4,11 @@ messages, and short words looked for among them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, Select, Table, false, func, select
+from sqlalchemy import ColumnElement, Row, Select, Table, false, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.models import Message
@@ -17,6 +18,11 @@ from app.slack.kinds import MessageKind
 # Short words alone (no longer word to narrow by) are looked for in this many of the newest
 # stored messages, where the index cannot find them.
 SHORT_SCAN_ROWS = 20_000
+# A search in one channel first reads that channel's newest messages, this many.
+CHANNEL_ROWS = 5000
+
+# How well a text (a column) matches the query, higher is better: each database has its own.
+Rank = Callable[[Any], ColumnElement[float]]
 
 MESSAGES: Table = Message.__table__  # type: ignore[attr-defined]
 M = MESSAGES.c
@@ -97,3 +103,23 @@ def scanned(terms: Terms, where: Where, limit: int) -> Select[Any]:
         .order_by(M.created_at.desc())
         .limit(limit)
     )
+
+
+async def in_channel(
+    connection: AsyncConnection, terms: Terms, where: Where, limit: int, rank: Rank
+) -> tuple[Sequence[Row[Any]], bool]:
+    """A search in one channel, in its newest CHANNEL_ROWS messages (its primary key read
+    backwards): the best `limit` there, and whether those were all it has in the window (the
+    answer is then complete). A word found everywhere but rare in this channel would
+    otherwise have every row the index holds for it read to find this channel's few."""
+    assert where.channel is not None
+    window = select(M.ts).where(*where.conditions()).order_by(M.ts.desc()).limit(CHANNEL_ROWS + 1)
+    stored = await connection.scalar(select(func.count()).select_from(window.subquery()))
+    recent = newest(where, CHANNEL_ROWS).subquery()
+    found = await connection.execute(
+        select(*recent.c)
+        .where(*contains((*terms.long, *terms.short), recent.c.text))
+        .order_by(rank(recent.c.text).desc(), recent.c.created_at.desc(), recent.c.ts.desc())
+        .limit(limit)
+    )
+    return found.all(), int(stored or 0) <= CHANNEL_ROWS
