@@ -72,8 +72,12 @@ class ReadThread:
         parent = next((m for _, m in found if m.ts == root), found[0][1])
         url = link(self._kit.identity.url, channel=channel["id"], message=parent)
         where = place(channels.get(channel["id"]), channel["id"], here=asker.channel)
-        heading = f"Thread in {where}, {len(found)} messages, {url or 'no link'}:"
-        lines = [f"[{when(m.created_at)}] {m.said()}" for _, m in found]
+        heading = (
+            f"Thread in {where}, {len(found)} messages, started {when(parent.created_at)}, "
+            f"{url or 'no link'}:"
+        )
+        # Short lines, so that a thread of a few hundred messages fits: time (UTC) and name.
+        lines = [f"[{when(m.created_at)[5:16]}] {m.author}: {m.text}" for _, m in found]
         return ToolResult(_fit(heading, lines), sources=(url,) if url else ()).bounded()
 
     async def _complete(self, channel: str, root: str) -> None:
