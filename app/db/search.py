@@ -33,8 +33,9 @@ async def search(
     if terms.empty:
         # The newest of the newest NEWEST_ROWS messages, read through ix_message_created alone;
         # when those are too few for this reader, the newest of all (a longer read).
+        sqlite = connection.dialect.name == "sqlite"
         bounded = where.after(await recent(connection, NEWEST_ROWS))
-        found = (await connection.execute(newest(bounded, limit))).all()
+        found = (await connection.execute(newest(bounded, limit, by_time=sqlite))).all()
         if len(found) < limit and bounded is not where:
             found = (await connection.execute(newest(where, limit))).all()
         return found

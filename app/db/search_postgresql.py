@@ -6,7 +6,7 @@ the messages would have all of them read. So the newest PROBE_ROWS messages the 
 see are read first: a word common enough to be found `limit` times there is answered from
 them. Otherwise the index finds the (then few) rows. Words of one or two characters have no
 trigram: beside a longer word they are checked on its rows; alone they are looked for among
-the newest messages (app.db.search_rows.scanned).
+the newest SHORT_SCAN_ROWS messages.
 
 Ranked by pg_trgm's word_similarity of the query to the text, ties newest first.
 """
@@ -25,12 +25,13 @@ from app.db.search_rows import (
     Where,
     contains,
     in_channel,
+    newest,
     recent,
-    scanned,
 )
 from app.db.search_terms import Terms
 
 PROBE_ROWS = 5000
+PROBE_CANDIDATES = 200  # of the newest messages' matches, ranked (word_similarity is costly)
 CANDIDATES = 1000
 
 
@@ -48,14 +49,27 @@ async def postgresql_search(
             return found
     if not terms.long:
         bound = await recent(connection, SHORT_SCAN_ROWS)
-        return (await connection.execute(scanned(terms, where.after(bound), limit))).all()
+        short = _newest_matching(terms, where.after(bound), SHORT_SCAN_ROWS, limit)
+        return (await connection.execute(short)).all()
     probe = where.after(await recent(connection, PROBE_ROWS))
-    found = (
-        await connection.execute(_ranked(scanned(terms, probe, CANDIDATES), terms, limit))
-    ).all()
+    newest_matches = _newest_matching(terms, probe, PROBE_ROWS, PROBE_CANDIDATES)
+    found = (await connection.execute(_ranked(newest_matches, terms, limit))).all()
     if len(found) >= limit:
         return found
     return (await connection.execute(_indexed(terms, where, limit))).all()
+
+
+def _newest_matching(terms: Terms, where: Where, rows: int, limit: int) -> Select[Any]:
+    """The newest `limit` messages with every word among the newest `rows` of `where` (bounded
+    by `recent`): those rows are read by time, in a subquery, so that PostgreSQL checks the
+    words on each rather than building the trigram index's bitmap of a common word first."""
+    recent = newest(where, rows, by_time=False).subquery()
+    return (
+        select(*recent.c)
+        .where(*contains((*terms.long, *terms.short), recent.c.text))
+        .order_by(recent.c.created_at.desc())
+        .limit(limit)
+    )
 
 
 def _ranked(statement: Any, terms: Terms, limit: int) -> Select[Any]:

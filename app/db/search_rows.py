@@ -19,7 +19,7 @@ from app.slack.kinds import MessageKind
 # stored messages, where the index cannot find them.
 SHORT_SCAN_ROWS = 20_000
 # A search in one channel first reads that channel's newest messages, this many.
-CHANNEL_ROWS = 5000
+CHANNEL_ROWS = 2000
 
 # How well a text (a column) matches the query, higher is better: each database has its own.
 Rank = Callable[[Any], ColumnElement[float]]
@@ -57,7 +57,7 @@ class Where:
         """`by_time`: the rows are to be read newest first through ix_message_created, so the
         scope's condition is put on an expression of the channel that no index answers (else
         SQLite reads every row of the channels in scope, then sorts them)."""
-        channel = func.coalesce(M.channel, "") if by_time else M.channel
+        channel = M.channel + "" if by_time else M.channel
         found = [
             self.scope.where(channel),
             M.kind == MessageKind.CONVERSATIONAL.value,
@@ -75,12 +75,14 @@ def contains(words: tuple[str, ...], text: Any = M.text) -> list[ColumnElement[b
     return [text.ilike(like_pattern(word), escape="\\") for word in words]
 
 
-def newest(where: Where, limit: int) -> Select[Any]:
+def newest(where: Where, limit: int, *, by_time: bool = True) -> Select[Any]:
     """The newest messages: in a channel, by its primary key (channel, ts) read backwards;
-    else by ix_message_created read backwards. Either stops at `limit` rows."""
+    else by ix_message_created read backwards (`by_time`: told so; SQLite needs it, where
+    PostgreSQL chooses it itself for a `Where` bounded by `recent`). Either stops at `limit`
+    rows."""
     if where.channel is not None:
         return select(*COLUMNS).where(*where.conditions()).order_by(M.ts.desc()).limit(limit)
-    conditions = where.conditions(by_time=True)
+    conditions = where.conditions(by_time=by_time)
     return select(*COLUMNS).where(*conditions).order_by(M.created_at.desc()).limit(limit)
 
 
@@ -95,11 +97,12 @@ async def recent(connection: AsyncConnection, rows: int) -> float | None:
 
 
 def scanned(terms: Terms, where: Where, limit: int) -> Select[Any]:
-    """Messages of `where` with every word, newest first, read newest first: for a `where`
-    bounded by `recent`."""
+    """SQLite: messages of `where` with every word, newest first, read newest first through
+    ix_message_created (for a `where` bounded by `recent`)."""
+    words = contains((*terms.long, *terms.short))
     return (
         select(*COLUMNS)
-        .where(*where.conditions(by_time=True), *contains((*terms.long, *terms.short)))
+        .where(*where.conditions(by_time=True), *words)
         .order_by(M.created_at.desc())
         .limit(limit)
     )
@@ -115,7 +118,7 @@ async def in_channel(
     assert where.channel is not None
     window = select(M.ts).where(*where.conditions()).order_by(M.ts.desc()).limit(CHANNEL_ROWS + 1)
     stored = await connection.scalar(select(func.count()).select_from(window.subquery()))
-    recent = newest(where, CHANNEL_ROWS).subquery()
+    recent = newest(where, CHANNEL_ROWS, by_time=False).subquery()
     found = await connection.execute(
         select(*recent.c)
         .where(*contains((*terms.long, *terms.short), recent.c.text))

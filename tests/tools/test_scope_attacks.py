@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.context.directory import _channel_row
 from app.tools.read_thread import ReadThread
 from app.tools.search_messages import NOTHING, SearchMessages
 from tests.conftest import StartTomo, Tomo
@@ -101,3 +102,11 @@ async def test_membership_comes_from_slack_for_that_person(
     assert bob.private == {"G2", "G3", "D2"}
     assert carol.private == {"D3"}
     assert {p["user"] for p in asked} == {"U1", "U2", "U3"}
+
+
+def test_a_group_dm_is_never_public_whatever_its_is_private_says() -> None:
+    """The scope's public channels are the Channel rows neither private nor DMs: a group DM
+    (or a legacy private channel) listed without is_private must not become one."""
+    for shape in ({"is_mpim": True}, {"is_group": True}, {"is_mpim": True, "is_private": False}):
+        assert _channel_row({"id": "G9", "name": "mpdm-a--b-1", **shape}, 0.0)["is_private"]
+    assert not _channel_row({"id": "C9", "name": "general", "is_channel": True}, 0.0)["is_private"]
