@@ -8,7 +8,7 @@ them. Otherwise the index finds the (then few) rows. Words of one or two charact
 trigram: beside a longer word they are checked on its rows; alone they are looked for among
 the newest SHORT_SCAN_ROWS messages.
 
-Ranked by pg_trgm's word_similarity of the query to the text, ties newest first.
+Ranked by pg_trgm's similarity of the query to the text (`relevance`), ties newest first.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, Select, func, select, text
+from sqlalchemy import ColumnElement, Row, Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.search_rows import (
@@ -43,7 +43,7 @@ async def postgresql_search(
     await connection.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
     if where.channel is not None:
         found, complete = await in_channel(
-            connection, terms, where, limit, lambda text: func.word_similarity(terms.text, text)
+            connection, terms, where, limit, lambda text: relevance(terms, text)
         )
         if complete or len(found) >= limit:
             return found
@@ -72,9 +72,17 @@ def _newest_matching(terms: Terms, where: Where, rows: int, limit: int) -> Selec
     )
 
 
+def relevance(terms: Terms, text: Any) -> ColumnElement[float]:
+    """How well the text matches: how closely some stretch of it matches the query
+    (word_similarity; 1 when it holds every word), plus how much of the whole text the query
+    is (similarity), so that of two texts holding the words the shorter, more focused one
+    comes first, as BM25 weighs a text's length."""
+    return func.word_similarity(terms.text, text) + func.similarity(terms.text, text)
+
+
 def _ranked(statement: Any, terms: Terms, limit: int) -> Select[Any]:
     rows = statement if not isinstance(statement, Select) else statement.subquery()
-    score = func.word_similarity(terms.text, rows.c.text)
+    score = relevance(terms, rows.c.text)
     return (
         select(*(rows.c[column.name] for column in COLUMNS))
         .order_by(score.desc(), rows.c.created_at.desc(), rows.c.ts.desc())
