@@ -10,7 +10,8 @@ and Japanese), inserted as tomo inserts them, so the index is built by its trigg
 A `--database` that already holds that many messages is searched as it is. Each query kind
 below is run `--rounds` times through app.db.search, on the app's async engine, as seen from a
 public channel (public channels only) and from a DM (plus five private channels), with and
-without a channel; p50 and p95 per kind and over all. Last line:
+without a channel; p50 and p95 per kind and over all, and beside them the floor: a bare
+`SELECT 1` through the same engine (on a busy machine, most of a figure). Last line:
 `recall p50_ms=X p95_ms=Y index_mib=Z`.
 """
 
@@ -44,6 +45,8 @@ KINDS = {
     "a word and a 2-character word": ["deploy ok", "会議 打ち合わせ"],
     "empty query (newest)": [""],
 }
+# The same engine's round trip with nothing to do: what the machine adds to every figure.
+FLOOR = "floor: SELECT 1 on the same engine"
 PUBLIC = Scope(conversation="C0000", private=frozenset())
 DM = Scope(
     conversation="D0001",
@@ -79,7 +82,7 @@ async def measure(url: str, rounds: int) -> dict[str, list[float]]:
     engine = create_engine(url)
     rng = random.Random(11)
     since = time.time() - 30 * 86400
-    times: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    times: dict[str, list[float]] = {kind: [] for kind in [*KINDS, FLOOR]}
     try:
         for n in range(rounds + 2):
             for kind, queries in KINDS.items():
@@ -94,6 +97,10 @@ async def measure(url: str, rounds: int) -> dict[str, list[float]]:
                     await search(connection, terms, where, limit=10)
                 if n >= 2:  # the first rounds warm the pool and the statement cache
                     times[kind].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            async with engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+            times[FLOOR].append((time.perf_counter() - started) * 1000)
     finally:
         await engine.dispose()
     return times
@@ -121,12 +128,13 @@ def main() -> None:
     every: list[float] = []
     print(f"{have} messages, index {size:.0f} MiB ({url.split(':', 1)[0]})")
     for kind, values in times.items():
-        every += values
+        every += values if kind != FLOOR else []
         print(
             f"  {kind:34} p50 {median(values):6.1f} ms  p95 {percentile(values, 0.95):6.1f} ms"
             f"  max {max(values):6.1f} ms"
         )
     p50, p95 = median(every), percentile(every, 0.95)
+    print(f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print(f"recall p50_ms={p50:.1f} p95_ms={p95:.1f} index_mib={size:.0f}")
 
 
