@@ -11,7 +11,8 @@ A `--database` that already holds that many messages is searched as it is. Each 
 below is run `--rounds` times through app.db.search, on the app's async engine, as seen from a
 public channel (public channels only) and from a DM (plus five private channels), with and
 without a channel; p50 and p95 per kind and over all, and beside them the floor: a bare
-`SELECT 1` through the same engine (on a busy machine, most of a figure). Last line:
+`SELECT 1` through the same engine (on a busy machine, most of a figure); then what storing
+a message costs with the index and without it (bench.recall_insert). Last line:
 `recall p50_ms=X p95_ms=Y index_mib=Z`.
 """
 
@@ -33,6 +34,7 @@ from app.db.search_terms import terms_of
 from app.tools.scope import Scope
 from bench.common import machine, median, percentile
 from bench.recall_corpus import CHANNELS, channel_id, fill_postgresql, fill_sqlite
+from bench.recall_insert import per_message_us
 
 KINDS = {
     "rare word (zebracorn)": ["zebracorn"],
@@ -74,6 +76,14 @@ async def index_mib(url: str) -> float:
     try:
         async with engine.connect() as connection:
             return float(await connection.scalar(text(sql)) or 0) / 2**20
+    finally:
+        await engine.dispose()
+
+
+async def insert_cost(url: str) -> tuple[float, float]:
+    engine = create_engine(url)
+    try:
+        return await per_message_us(engine)
     finally:
         await engine.dispose()
 
@@ -134,6 +144,11 @@ def main() -> None:
             f"  max {max(values):6.1f} ms"
         )
     p50, p95 = median(every), percentile(every, 0.95)
+    indexed, plain = asyncio.run(insert_cost(url))
+    print(
+        f"storing a message: {indexed:.0f} µs with the index, {plain:.0f} µs without "
+        f"(statements of 10 rows, as the recorder's group commits)"
+    )
     print(f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print(f"recall p50_ms={p50:.1f} p95_ms={p95:.1f} index_mib={size:.0f}")
 

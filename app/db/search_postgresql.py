@@ -30,7 +30,7 @@ from app.db.search_rows import (
 )
 from app.db.search_terms import Terms
 
-PROBE_ROWS = 5000
+PROBE_ROWS = 1000
 PROBE_CANDIDATES = 200  # of the newest messages' matches, ranked (word_similarity is costly)
 CANDIDATES = 1000
 
