@@ -6,6 +6,7 @@ table kept by triggers, and it is asked directly; on PostgreSQL it is an index o
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from alembic import command
@@ -103,6 +104,10 @@ async def test_forget_takes_the_channels_words_out(
         await seed(tomo, "C1", time.time() - 60)
         await seed(tomo, "C2", time.time() - 60, 10)
         answer = await run_command(tomo, "forget", response_url=hooks.new_url())
+        # What the forget does after its answer (the workspace memory rebuilt) ends first.
+        later = [t for t in tomo.runtime.background if t.get_name() == "command-later"]
+        if later:
+            await asyncio.wait(later, timeout=30)
         counts = [await indexed(tomo, w) for w in WORDS]
         elsewhere = await found(tomo, "秘密会議")
     assert "3" in answer["text"]  # messages deleted (it says so in the channel's language)
