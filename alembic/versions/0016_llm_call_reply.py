@@ -1,7 +1,7 @@
 """model calls recorded under their reply
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 Create Date: 2026-11-27 15:10:00.000000
 
 A reply may take several model calls (rounds of tool calls, then its answer): each call records
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0016"
-down_revision: str | None = "0014"
+down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -219,7 +219,9 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
         "id": channel["id"],
         "team_id": _name(channel.get("context_team_id"), channel.get("team"))[:32],
         "name": _name(channel.get("name"), channel.get("user"), channel["id"]),
-        "is_private": bool(channel.get("is_private")),
+        # A group DM (and a legacy private channel, a "group") is never public, whatever
+        # is_private says: who may see what (app.tools.scope) goes by this column.
+        "is_private": any(bool(channel.get(k)) for k in ("is_private", "is_mpim", "is_group")),
         "is_im": bool(channel.get("is_im")),
         "is_member": True,
         "updated_at": now,

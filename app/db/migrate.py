@@ -24,10 +24,16 @@ SCHEMA_HEAD = "0018"
 MIGRATION_LOCK_KEY = 0x6D696772
 
 
+# What migrations build beside the models: Procrastinate's tables (applied whole by 0008), and
+# the search index of messages (0015: SQLite's FTS5 table and its own tables, PostgreSQL's
+# trigram index), which no SQLModel model describes.
+_NOT_MODELS = {"table": ("procrastinate_", "message_search"), "index": ("ix_message_text_trgm",)}
+
+
 def ours(name: str | None, kind: str, _parents: object = None) -> bool:
-    """For Alembic's comparisons of the database with the models: Procrastinate's tables are
-    its own (applied whole by migration 0008), not the models'."""
-    return not (kind == "table" and (name or "").startswith("procrastinate_"))
+    """For Alembic's comparisons of the database with the models: only what the models
+    describe."""
+    return not (name or "").startswith(_NOT_MODELS.get(kind, ()))
 
 
 async def current_revision(engine: AsyncEngine) -> str | None:

@@ -25,7 +25,12 @@ def _learn(worker: Child, me: dict[str, Any] | None) -> None:
     first and the bot id from auth.test later, so each job's snapshot replaces the last."""
     identity = worker.identity
     if me and me.get("user_id") and me != identity.snapshot():
-        identity.know(user_id=me["user_id"], bot_id=me.get("bot_id"), team_id=me.get("team_id"))
+        identity.know(
+            user_id=me["user_id"],
+            bot_id=me.get("bot_id"),
+            team_id=me.get("team_id"),
+            url=me.get("url"),
+        )
 
 
 class Child:

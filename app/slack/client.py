@@ -68,6 +68,7 @@ class BotIdentity:
     team_id: str | None
     enterprise_id: str | None = None
     app_id: str | None = None  # auth.test names it for some tokens only (else bots.info)
+    url: str | None = None  # the workspace's address, "https://example.slack.com/" (permalinks)
 
 
 def _counted(error: SlackError) -> SlackError:
@@ -158,6 +159,7 @@ class SlackClient:
             team_id=data.get("team_id"),
             enterprise_id=data.get("enterprise_id") or None,
             app_id=data.get("app_id") or None,
+            url=data["url"] if isinstance(data.get("url"), str) and data["url"] else None,
         )
 
     async def bot_info(self, bot_id: str) -> dict[str, Any]:

@@ -55,6 +55,8 @@ class Identity:
         self.team_id: str | None = None
         self.enterprise_id: str | None = None
         self.app_id: str | None = None
+        # The workspace's address as auth.test answers it (messages' permalinks start with it).
+        self.url: str | None = None
         self.known = asyncio.Event()
         self._installation = Installation(bot_user_id=None, team_id=None)
         # Slack has not answered auth.test yet: not reached, as far as anyone here knows.
@@ -84,9 +86,11 @@ class Identity:
         team_id: str | None,
         enterprise_id: str | None = None,
         app_id: str | None = None,
+        url: str | None = None,
     ) -> None:
         self.user_id, self.bot_id, self.team_id = user_id, bot_id, team_id
         self.enterprise_id, self.app_id = enterprise_id, app_id
+        self.url = url or self.url
         self._installation = Installation(user_id, team_id, enterprise_id, app_id)
         self.known.set()
 
@@ -109,7 +113,12 @@ class Identity:
 
     def snapshot(self) -> dict[str, str | None]:
         """Who tomo is, for the job worker (which learns it from its parent, not Slack)."""
-        return {"user_id": self.user_id, "bot_id": self.bot_id, "team_id": self.team_id}
+        return {
+            "user_id": self.user_id,
+            "bot_id": self.bot_id,
+            "team_id": self.team_id,
+            "url": self.url,
+        }
 
     def me(self) -> Me:
         return Me(user_id=self.user_id, bot_id=self.bot_id)
@@ -161,6 +170,7 @@ class Identity:
                 team_id=bot.team_id,
                 enterprise_id=bot.enterprise_id,
                 app_id=app_id,
+                url=bot.url,
             )
             # Only now: /healthz never says "ok" with the bot's id still unknown (bots.info,
             # awaited above, can take a while).

@@ -37,6 +37,7 @@ class SlackWorkspace:
         (its bot user and its bot)."""
         with self._lock:
             self._channels: dict[str, dict[str, Any]] = {}
+            self._members: dict[str, set[str]] = {}  # people in a conversation, when set
             self._users: dict[str, dict[str, Any]] = {
                 shapes.SLACKBOT: shapes.slackbot(self.team_id)
             }
@@ -61,8 +62,10 @@ class SlackWorkspace:
         is_mpim: bool = False,
         member: bool = True,
         user: str | None = None,
+        members: tuple[str, ...] = (),
     ) -> None:
-        """Add a conversation; ``user`` is the other party of an IM (which has no name)."""
+        """Add a conversation; ``user`` is the other party of an IM (which has no name);
+        ``members``: the people in it, for users.conversations with ``user``."""
         channel = shapes.channel(
             id,
             name,
@@ -74,6 +77,7 @@ class SlackWorkspace:
         )
         with self._lock:
             self._channels[id] = channel
+            self._members[id] = set(members) | ({user} if user else set())
 
     def blocks_of(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
         """The blocks of a message tomo posted or streamed (None: it has none)."""
@@ -290,9 +294,15 @@ class SlackWorkspace:
                 return "im" if c["is_im"] else "mpim"
             return "private_channel" if c["is_private"] else "public_channel"
 
-        # A DM has no is_member: the bot is always in its own DMs.
+        # A DM has no is_member: the bot is always in its own DMs. With `user`, that person's
+        # conversations; of the non-public ones, only those the bot shares (Slack's reference).
+        person = params.get("user")
         channels = [
-            c for c in self._channels.values() if c.get("is_member", True) and kind(c) in types
+            c
+            for c in self._channels.values()
+            if (c.get("is_member", True) or (person and kind(c) == "public_channel"))
+            and kind(c) in types
+            and (not person or person in self._members.get(c["id"], set()))
         ]
         return paginate(channels, "channels", params, 100)
 

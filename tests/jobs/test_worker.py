@@ -194,6 +194,12 @@ def test_the_worker_takes_each_jobs_identity_from_the_parent() -> None:
     auth.test answers: the worker follows, it does not keep the first it heard."""
     runtime = SimpleNamespace(identity=Identity())
     _learn(runtime, {"user_id": "UBOT", "bot_id": None, "team_id": "T0001"})  # type: ignore[arg-type]
-    _learn(runtime, {"user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001"})  # type: ignore[arg-type]
+    url = "https://fake.slack.test/"  # the workspace's address, for permalinks
+    _learn(runtime, {"user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001", "url": url})  # type: ignore[arg-type]
     _learn(runtime, None)  # type: ignore[arg-type]
-    assert runtime.identity.snapshot() == {"user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001"}
+    assert runtime.identity.snapshot() == {
+        "user_id": "UBOT",
+        "bot_id": "BBOT",
+        "team_id": "T0001",
+        "url": url,
+    }
