@@ -197,6 +197,26 @@ async def test_users_conversations_pages_member_channels(
 
 
 @pytest.mark.asyncio
+async def test_users_conversations_with_user_lists_that_persons_conversations(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    """`user`: that person's conversations; of the non-public ones, only those the caller is
+    in too (Slack's users.conversations reference: "Non-public channels are restricted to
+    those where the calling user shares membership")."""
+    slack.add_channel("C1", "general", members=("U1", "U2"))
+    slack.add_channel("C4", "elsewhere", member=False, members=("U1",))
+    slack.add_channel("G1", "secret", is_private=True, members=("U1",))
+    slack.add_channel("G2", "theirs", is_private=True, member=False, members=("U1",))
+    slack.add_channel("G3", "mpdm-u1--u2-1", is_mpim=True, members=("U1", "U2"))
+    slack.add_channel("G4", "bobs", is_private=True, members=("U2",))
+    everything = "public_channel,private_channel,mpim"
+    alice = await client.users_conversations(user="U1", types=everything)
+    private = await client.users_conversations(user="U1", types="private_channel,mpim")
+    assert [c["id"] for c in alice["channels"]] == ["C1", "C4", "G1", "G3"]
+    assert [c["id"] for c in private["channels"]] == ["G1", "G3"]
+
+
+@pytest.mark.asyncio
 async def test_users_info(slack: FakeSlack, client: AsyncWebClient) -> None:
     slack.add_user("U1", name="ana", display_name="Ana", real_name="Ana Lima")
 
