@@ -41,8 +41,11 @@ from app.llm import LLM, litellm_module, system_message
 from app.llm.prompts import render_parts
 from app.settings import DEFAULT_PERSONA_PROMPT, KNOWN_TOOLS, Settings
 from app.slack.identity import Me
-from app.tools.registry import class_definitions
+from app.tools.registry import OFFERS, class_definitions
 from bench.common import free_port, machine, median, running, uvicorn, wait_ready
+
+# Every tool a reply may be offered (the notebook's name offers two), in their fixed order.
+EVERY_TOOL = tuple(offered for name in KNOWN_TOOLS for offered in OFFERS.get(name, (name,)))
 
 CHANNEL = "C0001"
 PEOPLE = {"U0001": "Aiko", "U0002": "Ben", "U0003": "Chika", "U0004": "Dan"}
@@ -164,7 +167,7 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
         active_channel_days=7,
     )
     me = Me(user_id="UBOT", bot_id="BBOT")
-    tools = class_definitions(KNOWN_TOOLS)
+    tools = class_definitions(EVERY_TOOL)
     rng = random.Random(seed)
     talk = random.Random(seed + 1)  # the follow-ups' own, so the rest of the day stays the same
     values: dict[str, Any] = {
@@ -272,7 +275,7 @@ def main() -> None:
         f"shared from the start with the judgment before: median {median(of_follow_ups):.0%}"
     )
     summary: dict[str, Any] = {}
-    names = [t["function"]["name"] for t in class_definitions(KNOWN_TOOLS)]
+    names = [t["function"]["name"] for t in class_definitions(EVERY_TOOL)]
     print(f"tools offered with replies: {', '.join(names) or 'none in this build'}")
     for purpose in ("judgment", "reply", "reply+tools"):
         tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)
