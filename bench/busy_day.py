@@ -7,7 +7,8 @@ its job worker, idle after the first replies and at the day's peak.
 tomo runs as `uvicorn app.main:app` on the default settings (its job worker a process of its
 own, SQLite, METRICS_TOKEN set so its metrics count too) with short waits, against the
 stand-ins of bench/standins.py served beside a file host. The day, compressed: people talk in
-channels (each conversation is judged after MIN_WAIT_SECONDS=0.5), mention tomo (replies),
+channels (each conversation is judged after MIN_WAIT_SECONDS=0.5), mention tomo in others
+(replies),
 share the largest pictures that are still read (bench.images.TOGETHER at the limit, and two
 8000x8000 RGBA PNGs) and a PDF whose pages inflate to 70 MB each, and the memory refresh runs
 every 5 seconds over what they wrote. PSS is sampled every 0.2 s throughout. Tool rounds
@@ -110,19 +111,41 @@ def _with_files(body: bytes, files: list[dict[str, Any]]) -> bytes:
     return json.dumps(envelope).encode()
 
 
-_POSTED = [0]  # the stand-in's GET /calls hands each call over once: the running total
+# The stand-in's GET /calls hands each call over once: the running totals.
+_SEEN = {"posts": 0, "judgments": 0}
+
+
+def _read_calls(port: int) -> None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/calls", timeout=5) as answer:
+        calls = json.load(answer)["calls"]
+    _SEEN["posts"] += sum(1 for call in calls if call["method"] in standins.POSTS)
+    _SEEN["judgments"] += sum(1 for call in calls if call["method"] == "judgment")
 
 
 def _posts(port: int) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/calls", timeout=5) as answer:
-        calls = json.load(answer)["calls"]
-    _POSTED[0] += sum(1 for call in calls if call["method"] in standins.POSTS)
-    return _POSTED[0]
+    _read_calls(port)
+    return _SEEN["posts"]
 
 
-async def _send(connection: Connection, bodies: list[bytes]) -> None:
-    for body in bodies:
-        assert await connection.post(body) == 200
+async def _until_judged(port: int, count: int, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        _read_calls(port)
+        if _SEEN["judgments"] >= count:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} judgments were not made within {timeout:.0f} s")
+        await asyncio.sleep(0.2)
+
+
+async def _send(port: int, bodies: list[bytes]) -> None:
+    """One connection per batch: uvicorn closes one left idle while the day waits for posts."""
+    connection = Connection("127.0.0.1", port, "/slack/events")
+    try:
+        for body in bodies:
+            assert await connection.post(body) == 200
+    finally:
+        await connection.close()
 
 
 async def _until_posts(port: int, count: int, timeout: float = 300.0) -> None:
@@ -134,30 +157,29 @@ async def _until_posts(port: int, count: int, timeout: float = 300.0) -> None:
 
 
 async def day(port: int, tomo_port: int, files: dict[str, bytes], conversations: int) -> None:
-    connection = Connection("127.0.0.1", tomo_port, "/slack/events")
     base = time.time()
     posts = _posts(port)
-    try:
-        for n in range(conversations):
-            channel = f"C{n % 10:04d}"
-            ts = f"{base + n:.6f}"
-            talk = [plain(channel, f"{base + n + k / 100:.6f}", user=f"U{k:04d}") for k in range(4)]
-            await _send(connection, [d.body for d in talk])  # judged after the quiet time
-            await _send(connection, [d.body for d in mention(channel, ts)])
-        posts += conversations
-        await _until_posts(port, posts)
-        pictures = [name for name in files if not name.endswith(".pdf")]
-        for n, name in enumerate([*pictures, "bomb.pdf"]):
-            shared = [_file_object(port, name, len(files[name]), n)]
-            ts = f"{base + conversations + n:.6f}"
-            bodies = [_with_files(d.body, shared) for d in mention(f"CFILE{n:03d}", ts)]
-            await _send(connection, bodies)
-        posts += len(pictures) + 1
-        await _until_posts(port, posts)
-        await _send(connection, [d.body for d in mention("CALL", f"{time.time():.6f}")])
-        await _until_posts(port, posts + 1)
-    finally:
-        await connection.close()
+    for n in range(conversations):
+        # People talking among themselves (judged after the quiet time), and in another
+        # channel someone asking tomo (a mention in the same conversation would be answered
+        # instead of judged).
+        talk = [
+            plain(f"CTALK{n:03d}", f"{base + n + k / 100:.6f}", user=f"U{k:04d}") for k in range(4)
+        ]
+        await _send(tomo_port, [d.body for d in talk])
+        await _send(tomo_port, [d.body for d in mention(f"CASK{n % 10:03d}", f"{base + n:.6f}")])
+    posts += conversations
+    await _until_posts(port, posts)
+    pictures = [name for name in files if not name.endswith(".pdf")]
+    for n, name in enumerate([*pictures, "bomb.pdf"]):
+        shared = [_file_object(port, name, len(files[name]), n)]
+        ts = f"{base + conversations + n:.6f}"
+        bodies = [_with_files(d.body, shared) for d in mention(f"CFILE{n:03d}", ts)]
+        await _send(tomo_port, bodies)
+    posts += len(pictures) + 1
+    await _until_posts(port, posts)
+    await _send(tomo_port, [d.body for d in mention("CALL", f"{time.time():.6f}")])
+    await _until_posts(port, posts + 1)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -188,11 +210,9 @@ async def main(args: argparse.Namespace) -> None:
         with running(tomo):
             wait_ready(tomo, f"http://127.0.0.1:{tomo_port}/healthz")
             wait_idle(tomo.pid)
-            connection = Connection("127.0.0.1", tomo_port, "/slack/events")
             for n in range(3):  # the first replies
-                await _send(connection, [d.body for d in mention("CWARM", f"{time.time():.6f}")])
+                await _send(tomo_port, [d.body for d in mention("CWARM", f"{time.time():.6f}")])
                 await _until_posts(port, n + 1)
-            await connection.close()
             wait_idle(tomo.pid)
             idle_pss, idle_rss = pss_mib(tomo.pid, family=True), rss_mib(tomo.pid, family=True)
             print(
@@ -203,6 +223,7 @@ async def main(args: argparse.Namespace) -> None:
             with Sampler(tomo.pid) as sampler:
                 started = time.monotonic()
                 await day(port, tomo_port, files, args.conversations)
+                await _until_judged(port, args.conversations)
                 await asyncio.sleep(6)  # a memory refresh over the day's messages
                 wait_idle(tomo.pid)
             after = pss_mib(tomo.pid, family=True)

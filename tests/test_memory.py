@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.jobs.heap import _malloc_trim, give_back
 from app.llm.client import litellm_module
 from tests.conftest import StartTomo, wait_for
 
@@ -27,3 +28,23 @@ async def test_the_job_worker_starts_with_two_malloc_arenas(start_tomo: StartTom
 
 def _environment(pid: int | None) -> list[bytes]:
     return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+
+
+def test_the_idle_job_worker_gives_freed_memory_back() -> None:
+    """glibc's malloc_trim is found (this machine, as Heroku's and Cloud Run's, runs glibc)
+    and returns a freed 64 MiB allocation's pages: the process's PSS shrinks."""
+    assert _malloc_trim() is not None
+    before = _pss()
+    chunks = [bytearray(64 * 1024) for _ in range(1024)]  # below mmap's threshold: the heap
+    above = [bytearray(100) for _ in range(10)]  # the heap's top stays in use: free() alone
+    grown = _pss()  # would return none of the pages below it
+    del chunks
+    freed = _pss()
+    give_back()
+    assert above and grown - before > 32
+    assert freed - _pss() > 32
+
+
+def _pss() -> float:
+    rollup = Path("/proc/self/smaps_rollup").read_text().split("Pss:")[1]
+    return int(rollup.split()[0]) / 1024
