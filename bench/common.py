@@ -205,6 +205,19 @@ def rss_mib(pid: int, *, family: bool = False) -> float:
     return total
 
 
+def pss_mib(pid: int, *, family: bool = False) -> float:
+    """Proportional set size of the process (with `family`, plus its live children's): each
+    page shared by N processes counts 1/N in each, so the sum over a family is what a
+    container's memory accounting sees, where the sum of RSS counts shared pages twice."""
+    total = 0.0
+    for each in [pid, *children(pid)] if family else [pid]:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{each}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) / 1024
+    return total
+
+
 def wait_idle(pid: int, *, below: float = 0.05, timeout: float = 60.0) -> None:
     """Wait until the process and its children use less than `below` of a core (LiteLLM
     loaded, warm-up and replies done)."""

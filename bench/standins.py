@@ -95,18 +95,22 @@ def _answer(judgment: bool, system: str) -> str:
     return RESPOND if ANSWER_ME in system else QUIET
 
 
-def _chunks(model: str, content: str) -> Iterator[str]:
+def _chunks(model: str, content: str, *, usage: bool) -> Iterator[str]:
     """A streamed answer as an OpenAI-compatible server sends it (server-sent events): the
-    text in one piece, then the finish, then [DONE]."""
+    text in one piece, then the finish, with `usage` (stream_options.include_usage) a chunk
+    of no choices carrying the usage, as OpenAI sends it, then [DONE]."""
+    head = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
     for delta, finish in (({"role": "assistant", "content": content}, None), ({}, "stop")):
-        chunk = {
-            "id": "chatcmpl-bench",
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
+        chunk = head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         yield f"data: {json.dumps(chunk)}\n\n"
+    if usage:
+        counts = {"prompt_tokens": 200, "completion_tokens": 1, "total_tokens": 201}
+        yield f"data: {json.dumps(head | {'choices': [], 'usage': counts})}\n\n"
     yield "data: [DONE]\n\n"
 
 
@@ -119,7 +123,9 @@ async def completion(request: Request) -> Response:
         _calls.append({"method": kind, "channel": None, "ts": None, "at": time.time()})
     model, content = body.get("model", "bench-model"), _answer(judgment, str(system))
     if body.get("stream"):
-        return StreamingResponse(_chunks(model, content), media_type="text/event-stream")
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        chunks = _chunks(model, content, usage=usage)
+        return StreamingResponse(chunks, media_type="text/event-stream")
     return JSONResponse(
         {
             "id": "chatcmpl-bench",

@@ -10,14 +10,17 @@ steady case: every restart but the first after an upgrade). Slack and the model 
 on 127.0.0.1 that answer at once (bench/standins.py, which notes when each post arrives), so
 nothing outside is contacted. The moment /readyz says 200 a mention is sent (app_mention and
 message, as Slack sends them): a platform's startup probe sends traffic then, and its reply
-should be posted within about a second, as any later reply is. RSS is read when /healthz first
-answers, and again once the process is idle with its job worker.
+should be posted within about a second, as any later reply is. Memory is read once the process
+is idle with its job worker after that first reply: the sum of their PSS (what a container
+counts: shared pages once), and, secondary, the sum of their RSS (shared pages twice); and the
+web process's RSS when /healthz first answers.
 
 After each start the same interpreter imports the stack tomo is built on and nothing else
 (`STACK`: uvicorn, FastAPI, SQLModel over SQLAlchemy's asyncio and aiosqlite, APScheduler,
 slack-sdk's signature check): no start-up can be shorter on this machine, and the difference
 is what tomo itself adds. On a shared machine both move together from minute to minute.
-Last line: `startup median_s=X.XX rss_mib=N ready_median_s=Y.YY first_reply_median_ms=Z`.
+Last line: `startup median_s=X.XX pss_mib=N rss_mib=N ready_median_s=Y.YY
+first_reply_median_ms=Z` (pss_mib: idle after the first reply, the server and its job worker).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from bench.common import (
     load_after,
     machine,
     median,
+    pss_mib,
     rss_mib,
     running,
     stop,
@@ -72,6 +76,7 @@ class Start:
     reply_ms: float  # ... to its reply posted
     healthy_rss: float  # MiB of the web process at the first 200 from /healthz
     idle_rss: float  # MiB of the process and its job worker, idle
+    idle_pss: float  # ... their PSS: what a container counts
 
 
 def stack_once() -> float:
@@ -119,7 +124,8 @@ def start_once(env: dict[str, str], log: Path, *, standins: int, run: int) -> St
         key = (f"CSTART{run:04d}", f"{_base}.{run:06d}")
         sign, reply = asyncio.run(first_reply(port, standins, key))
         wait_idle(process.pid)
-        return Start(healthy, ready, sign, reply, healthy_rss, rss_mib(process.pid, family=True))
+        idle = rss_mib(process.pid, family=True), pss_mib(process.pid, family=True)
+        return Start(healthy, ready, sign, reply, healthy_rss, *idle)
     finally:
         stop(process)
 
@@ -142,8 +148,9 @@ def measure(runs: int, workdir: Path, standins: int) -> None:
         print(
             f"run {run}: {each.healthy:.3f} s to /healthz's 200, {each.ready:.3f} s to "
             f"/readyz's 200; the mention sent then: sign {each.sign_ms:.0f} ms, reply "
-            f"{each.reply_ms:.0f} ms after its acknowledgement; RSS {each.healthy_rss:.0f} MiB "
-            f"at /healthz's 200, {each.idle_rss:.0f} MiB with the job worker once idle; "
+            f"{each.reply_ms:.0f} ms after its acknowledgement; idle with the job worker: PSS "
+            f"{each.idle_pss:.0f} MiB (RSS {each.idle_rss:.0f}); RSS {each.healthy_rss:.0f} MiB "
+            f"at /healthz's 200; "
             f"the stack's imports alone {stack[-1]:.3f} s"
         )
     healthy, ready = [s.healthy for s in starts], [s.ready for s in starts]
@@ -151,7 +158,9 @@ def measure(runs: int, workdir: Path, standins: int) -> None:
     print(
         f"/healthz's 200: min {min(healthy):.3f} s, median {median(healthy):.3f} s, max "
         f"{max(healthy):.3f} s; RSS then median {median([s.healthy_rss for s in starts]):.0f} "
-        f"MiB, idle with the worker {median([s.idle_rss for s in starts]):.0f} MiB"
+        f"MiB; idle after the first reply, the server and its job worker: PSS median "
+        f"{median([s.idle_pss for s in starts]):.0f} MiB (RSS "
+        f"{median([s.idle_rss for s in starts]):.0f} MiB)"
     )
     print(
         f"/readyz's 200: min {min(ready):.3f} s, median {median(ready):.3f} s, max "
@@ -166,7 +175,8 @@ def measure(runs: int, workdir: Path, standins: int) -> None:
     print(load_after())
     print(
         f"startup median_s={median(healthy):.2f} "
-        f"rss_mib={median([s.healthy_rss for s in starts]):.0f} "
+        f"pss_mib={median([s.idle_pss for s in starts]):.0f} "
+        f"rss_mib={median([s.idle_rss for s in starts]):.0f} "
         f"ready_median_s={median(ready):.2f} first_reply_median_ms={median(replies):.0f}"
     )
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.jobs.backend import Handler
+from app.jobs.heap import give_back
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode, lines
 from app.logs import log_context
@@ -72,6 +73,8 @@ class Child:
 
     def _forget(self, identifier: int, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(identifier, None)
+        if not self._tasks:
+            give_back()  # idle: what the jobs freed goes back to the system
 
     async def _run(self, identifier: int, kind: str, kwargs: dict[str, Any]) -> None:
         try:

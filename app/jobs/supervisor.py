@@ -194,6 +194,10 @@ class WorkerJobs:
         ours, theirs = socket.socketpair()
         environment = {k: v for k, v in os.environ.items() if k not in Settings.model_fields}
         environment.update(settings_environment(self._settings))
+        # glibc's malloc keeps an arena per thread that allocated (pictures and documents are
+        # read on threads): two arenas keep the worker's memory after a large file from
+        # staying spread over many (docs/BENCHMARKS.md#memory).
+        environment.setdefault("MALLOC_ARENA_MAX", "2")
         # The child imports the `app` this process runs (PROJECT_ROOT holds the package),
         # wherever that was found: uvicorn's --app-dir puts it on this process's path only,
         # and the child may start elsewhere.

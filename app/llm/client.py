@@ -55,8 +55,13 @@ def _load() -> ModuleType:
             # resources on first use (openai.resources: seconds on a busy machine, holding the
             # event loop of the first reply after a start): here, with the rest.
             importlib.import_module("openai.resources")
-            # No feedback banner on stdout, no telemetry.
-            module.__dict__.update(suppress_debug_info=True, telemetry=False)
+            # No feedback banner on stdout, no telemetry. No local token counting: tokens
+            # are what the provider reports (OpenAI streams them with include_usage), and
+            # tiktoken's encodings LiteLLM would load to estimate them cost the job worker
+            # about 100 MB (docs/BENCHMARKS.md#memory).
+            module.__dict__.update(
+                suppress_debug_info=True, telemetry=False, disable_token_counter=True
+            )
             _module = module
     return _module
 

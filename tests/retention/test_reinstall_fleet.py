@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db.engine import create_engine
-from tests.conftest import TEST_DATABASE_URL, wait_for
+from tests.conftest import TEST_DATABASE_URL, next_ts, wait_for
 from tests.fakes import FakeSlack
 from tests.processes import Server, server
 
@@ -48,8 +48,15 @@ async def test_a_reinstall_on_a_fleet_loses_nothing(
     await a.message("", kind="app_uninstalled", event_time=uninstalled)
     await wait_for(erased, timeout=30, what="the erasure")
     slack.refuse_token()  # the old token stays revoked until the restart
-    between = await b.message(
-        "<@UBOT> are you back?", channel="C2", kind="app_mention", event_time=uninstalled + 30
+    # In Slack too: a reply refused for its token is looked up before it is posted again.
+    between = next_ts()
+    slack.add_message("C2", ts=between, text="<@UBOT> are you back?", user="U1")
+    await b.message(
+        "<@UBOT> are you back?",
+        channel="C2",
+        kind="app_mention",
+        event_time=uninstalled + 30,
+        ts=between,
     )
     stored = await query(database_url, "SELECT ts FROM message")
     marks = await query(database_url, "SELECT * FROM erasure")

@@ -1,0 +1,247 @@
+"""Memory through a busy day, as a container counts it: the sum of the PSS of the server and
+its job worker, idle after the first replies and at the day's peak.
+
+    .venv/bin/python -m bench.busy_day
+    .venv/bin/python -m bench.busy_day --conversations 40
+
+tomo runs as `uvicorn app.main:app` on the default settings (its job worker a process of its
+own, SQLite, METRICS_TOKEN set so its metrics count too) with short waits, against the
+stand-ins of bench/standins.py served beside a file host. The day, compressed: people talk in
+channels (each conversation is judged after MIN_WAIT_SECONDS=0.5), mention tomo in others
+(replies),
+share the largest pictures that are still read (bench.images.TOGETHER at the limit, and two
+8000x8000 RGBA PNGs) and a PDF whose pages inflate to 70 MB each, and the memory refresh runs
+every 5 seconds over what they wrote. PSS is sampled every 0.2 s throughout. Tool rounds
+(search, fetch, web search) are not part of the day yet: see `TOOL_ROUNDS`.
+Last line: `busy_day idle_pss_mib=N peak_pss_mib=M`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from bench import standins
+from bench.common import (
+    free_port,
+    machine,
+    pss_mib,
+    rss_mib,
+    running,
+    tomo_env,
+    uvicorn,
+    wait_idle,
+    wait_ready,
+)
+from bench.events import mention, plain
+from bench.images import TOGETHER, at_the_limit, hostile, pdf_bomb
+from bench.loadgen import Connection
+
+FILES = Path(os.environ.get("TOMO_BENCH_FILES", "."))  # where `host` finds the files
+# The tools' rounds (search_messages, read_thread, note, fetch_url, web_search) belong here
+# once replies call them: a mention whose stand-in answer asks for each tool in turn.
+TOOL_ROUNDS: list[str] = []
+
+
+async def _file(request: Request) -> Response:
+    name = Path(request.path_params["name"]).name
+    kind = "application/pdf" if name.endswith(".pdf") else "image/png"
+    return Response((FILES / name).read_bytes(), media_type=kind)
+
+
+host = Starlette(routes=[Route("/files/{name}", _file), Mount("/", app=standins.app)])
+
+
+class Sampler:
+    """The family's PSS (and RSS) every 0.2 s on a thread: the peak of each."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak_pss, self.peak_rss = pid, 0.0, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak_pss = max(self.peak_pss, pss_mib(self.pid, family=True))
+            self.peak_rss = max(self.peak_rss, rss_mib(self.pid, family=True))
+
+
+def _file_object(port: int, name: str, size: int, n: int) -> dict[str, Any]:
+    url = f"http://127.0.0.1:{port}/files/{name}"
+    pdf = name.endswith(".pdf")
+    return {
+        "id": f"F{n:05d}",
+        "name": name if pdf else f"{name}.png",
+        "title": name,
+        "mimetype": "application/pdf" if pdf else "image/png",
+        "filetype": "pdf" if pdf else "png",
+        "size": size,
+        "mode": "hosted",
+        "url_private": url,
+        "url_private_download": url,
+    }
+
+
+def _with_files(body: bytes, files: list[dict[str, Any]]) -> bytes:
+    envelope = json.loads(body)
+    envelope["event"]["files"] = files
+    if envelope["event"]["type"] == "message":
+        envelope["event"]["subtype"] = "file_share"
+    return json.dumps(envelope).encode()
+
+
+# The stand-in's GET /calls hands each call over once: the running totals.
+_SEEN = {"posts": 0, "judgments": 0}
+
+
+def _read_calls(port: int) -> None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/calls", timeout=5) as answer:
+        calls = json.load(answer)["calls"]
+    _SEEN["posts"] += sum(1 for call in calls if call["method"] in standins.POSTS)
+    _SEEN["judgments"] += sum(1 for call in calls if call["method"] == "judgment")
+
+
+def _posts(port: int) -> int:
+    _read_calls(port)
+    return _SEEN["posts"]
+
+
+async def _until_judged(port: int, count: int, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        _read_calls(port)
+        if _SEEN["judgments"] >= count:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} judgments were not made within {timeout:.0f} s")
+        await asyncio.sleep(0.2)
+
+
+async def _send(port: int, bodies: list[bytes]) -> None:
+    """One connection per batch: uvicorn closes one left idle while the day waits for posts."""
+    connection = Connection("127.0.0.1", port, "/slack/events")
+    try:
+        for body in bodies:
+            assert await connection.post(body) == 200
+    finally:
+        await connection.close()
+
+
+async def _until_posts(port: int, count: int, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while _posts(port) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} posts were not made within {timeout:.0f} s")
+        await asyncio.sleep(0.2)
+
+
+async def day(port: int, tomo_port: int, files: dict[str, bytes], conversations: int) -> None:
+    base = time.time()
+    posts = _posts(port)
+    for n in range(conversations):
+        # People talking among themselves (judged after the quiet time), and in another
+        # channel someone asking tomo (a mention in the same conversation would be answered
+        # instead of judged).
+        talk = [
+            plain(f"CTALK{n:03d}", f"{base + n + k / 100:.6f}", user=f"U{k:04d}") for k in range(4)
+        ]
+        await _send(tomo_port, [d.body for d in talk])
+        await _send(tomo_port, [d.body for d in mention(f"CASK{n % 10:03d}", f"{base + n:.6f}")])
+    posts += conversations
+    await _until_posts(port, posts)
+    pictures = [name for name in files if not name.endswith(".pdf")]
+    for n, name in enumerate([*pictures, "bomb.pdf"]):
+        shared = [_file_object(port, name, len(files[name]), n)]
+        ts = f"{base + conversations + n:.6f}"
+        bodies = [_with_files(d.body, shared) for d in mention(f"CFILE{n:03d}", ts)]
+        await _send(tomo_port, bodies)
+    posts += len(pictures) + 1
+    await _until_posts(port, posts)
+    await _send(tomo_port, [d.body for d in mention("CALL", f"{time.time():.6f}")])
+    await _until_posts(port, posts + 1)
+
+
+async def main(args: argparse.Namespace) -> None:
+    print(machine())
+    workdir = Path(tempfile.mkdtemp(prefix="tomo-bench-busy-day-"))
+    files = {f"limit_{k}": at_the_limit(k) for k in TOGETHER}
+    files |= {f"huge{n}": hostile("png_rgba") for n in (1, 2)}
+    files["bomb.pdf"] = pdf_bomb()
+    for name, data in files.items():
+        (workdir / name).write_bytes(data)
+    port = free_port()
+    env = {**os.environ, "TOMO_BENCH_FILES": str(workdir)}
+    stand = uvicorn("bench.busy_day:host", port=port, env=env, log=workdir / "s.log")
+    with running(stand):
+        wait_ready(stand, f"http://127.0.0.1:{port}/api/auth.test")
+        url = f"http://127.0.0.1:{port}"
+        settings = tomo_env(
+            database_url=f"sqlite:///{workdir / 'tomo.db'}",
+            slack_url=f"{url}/api/",
+            model_url=f"{url}/v1",
+            MIN_WAIT_SECONDS="0.5",
+            FOLLOW_UP_WAIT_SECONDS="0.5",
+            MEMORY_UPDATE_INTERVAL_SECONDS="5",
+            METRICS_TOKEN="bench-metrics",
+        )
+        tomo_port = free_port()
+        tomo = uvicorn("app.main:app", port=tomo_port, env=settings, log=workdir / "tomo.log")
+        with running(tomo):
+            wait_ready(tomo, f"http://127.0.0.1:{tomo_port}/healthz")
+            wait_idle(tomo.pid)
+            for n in range(3):  # the first replies
+                await _send(tomo_port, [d.body for d in mention("CWARM", f"{time.time():.6f}")])
+                await _until_posts(port, n + 1)
+            wait_idle(tomo.pid)
+            idle_pss, idle_rss = pss_mib(tomo.pid, family=True), rss_mib(tomo.pid, family=True)
+            print(
+                f"idle after the first replies: PSS {idle_pss:.0f} MiB (RSS {idle_rss:.0f}): "
+                f"the server {pss_mib(tomo.pid):.0f}, its job worker "
+                f"{idle_pss - pss_mib(tomo.pid):.0f}"
+            )
+            with Sampler(tomo.pid) as sampler:
+                started = time.monotonic()
+                await day(port, tomo_port, files, args.conversations)
+                await _until_judged(port, args.conversations)
+                await asyncio.sleep(6)  # a memory refresh over the day's messages
+                wait_idle(tomo.pid)
+            after = pss_mib(tomo.pid, family=True)
+            print(
+                f"the day ({args.conversations} conversations of 4 messages and a mention, "
+                f"{len(files)} files, memory refreshes) in {time.monotonic() - started:.0f} s: "
+                f"peak PSS {sampler.peak_pss:.0f} MiB (peak RSS {sampler.peak_rss:.0f}), "
+                f"idle after it {after:.0f} MiB"
+            )
+    print(f"(logs in {workdir})")
+    print(f"busy_day idle_pss_mib={idle_pss:.0f} peak_pss_mib={sampler.peak_pss:.0f}")
+
+
+def run() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=int, default=20)
+    asyncio.run(main(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    run()
