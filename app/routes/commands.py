@@ -20,11 +20,10 @@ from app.commands.actions import Answer, Commands
 from app.commands.answers import say
 from app.logs import log_context
 from app.retention.forget import forget_messages
-from app.routes.events import Disconnected, read_limited
+from app.routes.signed_form import signed_body
 from app.runtime import Runtime
 from app.slack.commands import SlashCommand, parse_command
 from app.slack.response_url import respond
-from app.slack.verify import verify_slack_signature
 
 logger = logging.getLogger(__name__)
 
@@ -58,17 +57,15 @@ def ephemeral(text: str) -> JSONResponse:
 @router.post(PATH, response_model=None)
 async def slash_command(request: Request) -> JSONResponse:
     runtime: Runtime = request.app.state.runtime
-    declared = request.headers.get("content-length", "")
-    try:
-        body = await read_limited(request.receive, declared, MAX_BODY_BYTES)
-    except Disconnected:
-        return JSONResponse({"error": "the client went away"}, status_code=400)
-    if body is None:
-        return JSONResponse({"error": "request body larger than 64 KiB"}, status_code=413)
-    secret = runtime.settings.SLACK_SIGNING_SECRET.get_secret_value()
-    if not verify_slack_signature(body, request.headers, signing_secret=secret):
-        logger.warning("rejected a command with a missing, stale or invalid signature")
-        return JSONResponse({"error": "invalid signature"}, status_code=401)
+    body = await signed_body(
+        request,
+        secret=runtime.settings.SLACK_SIGNING_SECRET.get_secret_value(),
+        limit=MAX_BODY_BYTES,
+        too_large="64 KiB",
+        what="a command",
+    )
+    if isinstance(body, JSONResponse):
+        return body
     command = parse_command(body)
     if command is None:
         return JSONResponse({"error": "not a slash command"}, status_code=400)

@@ -17,11 +17,11 @@ from fastapi.responses import JSONResponse
 from app.db import feedback
 from app.db.erasure import workspace_gone
 from app.logs import log_context
-from app.routes.events import MAX_BODY_BYTES, Disconnected, read_limited
+from app.routes.events import MAX_BODY_BYTES
+from app.routes.signed_form import signed_body
 from app.runtime import Runtime
 from app.slack.guards import shown
 from app.slack.interactions import feedback_clicks, payload_of
-from app.slack.verify import verify_slack_signature
 
 logger = logging.getLogger(__name__)
 
@@ -33,17 +33,15 @@ PATH = "/slack/interactions"
 @router.post(PATH, response_model=None)
 async def interaction(request: Request) -> Response:
     runtime: Runtime = request.app.state.runtime
-    declared = request.headers.get("content-length", "")
-    try:
-        body = await read_limited(request.receive, declared, MAX_BODY_BYTES)
-    except Disconnected:
-        return JSONResponse({"error": "the client went away"}, status_code=400)
-    if body is None:
-        return JSONResponse({"error": "request body larger than 1 MiB"}, status_code=413)
-    secret = runtime.settings.SLACK_SIGNING_SECRET.get_secret_value()
-    if not verify_slack_signature(body, request.headers, signing_secret=secret):
-        logger.warning("rejected an interaction with a missing, stale or invalid signature")
-        return JSONResponse({"error": "invalid signature"}, status_code=401)
+    body = await signed_body(
+        request,
+        secret=runtime.settings.SLACK_SIGNING_SECRET.get_secret_value(),
+        limit=MAX_BODY_BYTES,
+        too_large="1 MiB",
+        what="an interaction",
+    )
+    if isinstance(body, Response):
+        return body
     payload = payload_of(body)
     if payload is None:
         return JSONResponse({"error": "no payload JSON object in the form"}, status_code=400)

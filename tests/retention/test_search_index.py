@@ -20,7 +20,8 @@ from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes.response_url import FakeResponseUrl
 from tests.retention.stored import DAY, put_message, ts_at
 from tests.slash import run_command
-from tests.tools.workspace import asker, kit_of
+from tests.tools.kit import kit_of
+from tests.tools.workspace import asker
 
 RETENTION = {"MESSAGE_RETENTION_DAYS": 7, "ACTIVE_CHANNEL_DAYS": 7, "THREAD_MEMORY_DAYS": 7}
 WORDS = ("zebracorn", "秘密会議", "予算案")

@@ -10,7 +10,8 @@ from app.tools.base import RESULT_CHARS
 from app.tools.read_thread import NOTHING, ReadThread
 from tests.conftest import StartTomo
 from tests.fakes import FakeSlack
-from tests.tools.workspace import asker, kit_of, store, ts_ago
+from tests.tools.kit import kit_of
+from tests.tools.workspace import asker, store, ts_ago
 
 URL = "https://fake.slack.test/"
 

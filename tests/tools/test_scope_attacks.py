@@ -11,7 +11,8 @@ from app.tools.read_thread import ReadThread
 from app.tools.search_messages import NOTHING, SearchMessages
 from tests.conftest import StartTomo, Tomo
 from tests.fakes import FakeSlack
-from tests.tools.workspace import asker, build, kit_of, store
+from tests.tools.kit import kit_of
+from tests.tools.workspace import asker, build, store
 
 SECRET_WORDS = ["zebracorn", "秘密会議", "予算"]
 # Where the reply would go, and for whom; whether it may show #secret (G1, Alice's).

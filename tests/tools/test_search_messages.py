@@ -13,7 +13,8 @@ from app.tools.search_messages import MAX_LIMIT, NOTHING, SearchMessages
 from tests.conftest import StartTomo
 from tests.fakes import FakeSlack
 from tests.retention.stored import DAY
-from tests.tools.workspace import asker, build, kit_of, store, ts_ago
+from tests.tools.kit import kit_of
+from tests.tools.workspace import asker, build, store, ts_ago
 
 URL = "https://fake.slack.test/"
 

@@ -10,8 +10,6 @@ from typing import Any
 from app.db.messages import store_messages
 from app.slack.events import IncomingMessage, history_message
 from app.tools.base import Asker
-from app.tools.kit import Kit
-from app.tools.scope import Scopes
 from tests.conftest import Tomo
 from tests.fakes import FakeSlack
 
@@ -32,18 +30,6 @@ def build(slack: FakeSlack) -> None:
     slack.add_user("U3", name="carol", display_name="Carol")
     for channel, shape in CONVERSATIONS.items():
         slack.add_channel(channel, **shape)
-
-
-def kit_of(tomo: Tomo) -> Kit:
-    runtime = tomo.runtime
-    return Kit(
-        settings=runtime.settings,
-        engine=runtime.engine,
-        slack=runtime.slack,
-        identity=runtime.identity,
-        llm=runtime.llm,
-        scopes=Scopes(engine=runtime.engine, slack=runtime.slack),
-    )
 
 
 def asker(channel: str, user: str | None = "U1", *, thread_ts: str = "") -> Asker:
