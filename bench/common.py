@@ -127,6 +127,11 @@ def tomo_env(*, database_url: str, slack_url: str, model_url: str, **extra: str)
         LLM_MAX_RETRIES="0",
         LLM_TIMEOUT_SECONDS="5",
         MIN_WAIT_SECONDS="36000",
+        # The lively-channel pace's floor in the same ratio to MIN_WAIT_SECONDS as the defaults'
+        # (60 to 300): its count of a channel's recent messages stops where the wait reaches the
+        # floor (26 messages, as by default), where 60 s against ten hours would count 1,000 on
+        # every acknowledgement. No wait is shorter than two hours, so still no judgment fires.
+        PACE_MIN_WAIT_SECONDS="7200",
         # Follow-ups are told apart on the ack path as in production, but judged only later.
         FOLLOW_UP_WAIT_SECONDS="36000",
         MEMORY_UPDATE_INTERVAL_SECONDS="36000",
