@@ -6,7 +6,9 @@ answered only after its event is on disk, so an acknowledged event survives a cr
 
 On a SQLite file the transaction runs on a thread of its own with a synchronous connection:
 one hop off the event loop per commit, where aiosqlite would take several per statement. The
-WAL is checkpointed ten times a second from another connection, so no commit waits for one.
+WAL is checkpointed ten times a second from another connection, so no commit waits for one,
+and once a second the writer puts the messages stored meanwhile into the search index
+together (app.db.search_index), outside the commits that acknowledge them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from app.db.ingest import (
     write_batch,
 )
 from app.db.isolation import cleaned, is_data_error, is_operational, summary
+from app.db.search_index import any_pending, index_pending
 
 T = TypeVar("T")
 
@@ -44,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 MAX_BATCH = 512
 CHECKPOINT_SECONDS = 0.1
+INDEX_SECONDS = 1.0
 
 
 @dataclass
@@ -70,6 +74,7 @@ class Recorder:
         self._sqlite: Engine | None = None
         self._thread: ThreadPoolExecutor | None = None
         self._checkpoints: asyncio.Task[None] | None = None
+        self._indexing: asyncio.Task[None] | None = None
         self._committed = False  # since the last checkpoint
         self._batch: list[_Item] = []
 
@@ -78,14 +83,15 @@ class Recorder:
         if self._sqlite is not None:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recorder")
             self._checkpoints = asyncio.create_task(self._checkpoint(), name="wal-checkpoint")
+            self._indexing = asyncio.create_task(self._index(), name="search-index")
         self._writer = asyncio.create_task(self._run(), name="recorder")
 
     async def stop(self) -> None:
-        for task in (self._writer, self._checkpoints):
+        for task in (self._writer, self._checkpoints, self._indexing):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        self._writer = self._checkpoints = None
+        self._writer = self._checkpoints = self._indexing = None
         for item in self._batch:
             item.future.cancel()
         while not self._queue.empty():
@@ -221,6 +227,25 @@ class Recorder:
                     await asyncio.to_thread(_checkpoint_now, self._sqlite)
                 except Exception:
                     logger.exception("WAL checkpoint failed; the next one will try again")
+
+    async def _index(self) -> None:
+        """Once a second, the messages stored meanwhile (by any process) into the search
+        index, in one transaction of the writer: one FTS5 segment for all of them."""
+        while True:
+            await asyncio.sleep(INDEX_SECONDS)
+            if self._thread is None:
+                return
+            try:
+                await asyncio.get_running_loop().run_in_executor(self._thread, self._index_now)
+            except Exception:
+                logger.exception("indexing the new messages failed; the next turn tries again")
+
+    def _index_now(self) -> None:
+        assert self._sqlite is not None
+        with self._sqlite.connect() as connection:
+            if not any_pending(connection):
+                return
+        self._transaction(index_pending)
 
 
 def _checkpoint_now(sqlite: Engine) -> None:

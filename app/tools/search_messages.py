@@ -8,6 +8,7 @@ import time
 from typing import Any, ClassVar
 
 from app.db.search import Where, search
+from app.db.search_index import catch_up
 from app.db.search_terms import terms_of
 from app.tools.base import Asker, ToolResult, failed
 from app.tools.kit import Kit
@@ -69,6 +70,8 @@ class SearchMessages:
         since = [now - float(arguments["days"]) * 86400.0] if arguments.get("days") else []
         kept = self._kit.settings.retention_seconds
         since += [now - kept] if kept else []
+        if query.strip():
+            await catch_up(self._kit.engine)  # the messages of the last second too
         async with self._kit.engine.connect() as connection:
             channel = None
             if arguments.get("channel"):

@@ -15,6 +15,7 @@ from sqlalchemy import text
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.search import Where, search
+from app.db.search_index import catch_up
 from app.db.search_terms import terms_of
 from app.tools.scope import Scope
 
@@ -54,6 +55,7 @@ async def _fill(url: str) -> None:
                     "at": now - 100,
                 },
             )
+    await catch_up(engine)
     await engine.dispose()
 
 

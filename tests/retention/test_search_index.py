@@ -15,6 +15,7 @@ from sqlalchemy import text as sql
 
 from app.db.engine import create_engine
 from app.db.migrate import PROJECT_ROOT, upgrade_to_head
+from app.db.search_index import catch_up
 from app.tools.search_messages import NOTHING, SearchMessages
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes.response_url import FakeResponseUrl
@@ -30,6 +31,7 @@ WORDS = ("zebracorn", "秘密会議", "予算案")
 async def indexed(tomo: Tomo, word: str) -> int:
     """Messages the index holds this word for."""
     if tomo.runtime.engine.dialect.name == "sqlite":
+        await catch_up(tomo.runtime.engine)
         query = "SELECT count(*) AS n FROM message_search WHERE message_search MATCH :q"
         return int(
             (await tomo.rows(query, q=f'"{word}  "' if len(word) < 3 else f'"{word}"'))[0]["n"]
