@@ -31,7 +31,6 @@ import os
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,6 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 
 from bench import busy_day_tools, standins
-from bench.busy_day_tools import ToolTally
 from bench.common import (
     free_port,
     machine,
@@ -56,6 +54,7 @@ from bench.common import (
 from bench.events import mention, plain
 from bench.images import TOGETHER, at_the_limit, hostile, pdf_bomb
 from bench.loadgen import Connection
+from bench.standin_calls import Calls
 from bench.web_page import handbook_page
 
 FILES = Path(os.environ.get("TOMO_BENCH_FILES", "."))  # where `host` finds the files
@@ -137,35 +136,6 @@ def _with_files(body: bytes, files: list[dict[str, Any]]) -> bytes:
     return json.dumps(envelope).encode()
 
 
-# The stand-in's GET /calls hands each call over once: the running totals.
-_SEEN = {"posts": 0, "judgments": 0}
-TALLY = ToolTally()
-
-
-def _read_calls(port: int) -> None:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/calls", timeout=5) as answer:
-        calls = json.load(answer)["calls"]
-    _SEEN["posts"] += sum(1 for call in calls if call["method"] in standins.POSTS)
-    _SEEN["judgments"] += sum(1 for call in calls if call["method"] == "judgment")
-    TALLY.add(calls)
-
-
-def _posts(port: int) -> int:
-    _read_calls(port)
-    return _SEEN["posts"]
-
-
-async def _until_judged(port: int, count: int, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        _read_calls(port)
-        if _SEEN["judgments"] >= count:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} judgments were not made within {timeout:.0f} s")
-        await asyncio.sleep(0.2)
-
-
 async def _send(port: int, bodies: list[bytes]) -> None:
     """One connection per batch: uvicorn closes one left idle while the day waits for posts."""
     connection = Connection("127.0.0.1", port, "/slack/events")
@@ -176,19 +146,18 @@ async def _send(port: int, bodies: list[bytes]) -> None:
         await connection.close()
 
 
-async def _until_posts(port: int, count: int, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _posts(port) < count:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} posts were not made within {timeout:.0f} s")
-        await asyncio.sleep(0.2)
-
-
 async def day(
-    port: int, tomo_port: int, files: dict[str, bytes], conversations: int, sampler: Sampler
+    port: int,
+    tomo_port: int,
+    files: dict[str, bytes],
+    conversations: int,
+    *,
+    calls: Calls,
+    sampler: Sampler,
 ) -> None:
     base = time.time()
-    posts = _posts(port)
+    calls.read()
+    posts = calls.posts
     sampler.phase = "the talk and the first tool rounds"
     parent, thread = busy_day_tools.the_thread(base)
     await _send(tomo_port, thread)
@@ -204,7 +173,7 @@ async def day(
     tools = len(busy_day_tools.TOOLS)
     await _send(tomo_port, busy_day_tools.rounds(port, parent, first_channel=2, ts=time.time()))
     posts += conversations + tools
-    await _until_posts(port, posts)
+    await calls.until_posts(posts)
     sampler.phase = "the files shared, and the second tool rounds"
     pictures = [name for name in files if not name.endswith((".pdf", ".html"))]
     for n, name in enumerate([*pictures, "bomb.pdf"]):
@@ -214,10 +183,11 @@ async def day(
         await _send(tomo_port, bodies)
     await _send(tomo_port, busy_day_tools.rounds(port, parent, first_channel=12, ts=time.time()))
     posts += len(pictures) + 1 + tools
-    await _until_posts(port, posts)
+    await calls.until_posts(posts)
+    await calls.until_finished(posts)
     sampler.phase = "the last reply and memory refreshes"
     await _send(tomo_port, [d.body for d in mention("CALL", f"{time.time():.6f}")])
-    await _until_posts(port, posts + 1)
+    await calls.until_posts(posts + 1)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -247,14 +217,14 @@ async def main(args: argparse.Namespace) -> None:
             WEB_SEARCH_PROVIDER="searxng",
             WEB_SEARCH_API_BASE=url,
         )
-        tomo_port = free_port()
+        tomo_port, calls = free_port(), Calls(port)
         tomo = uvicorn("app.main:app", port=tomo_port, env=settings, log=workdir / "tomo.log")
         with running(tomo):
             wait_ready(tomo, f"http://127.0.0.1:{tomo_port}/healthz")
             wait_idle(tomo.pid)
             for n in range(3):  # the first replies
                 await _send(tomo_port, [d.body for d in mention("CWARM", f"{time.time():.6f}")])
-                await _until_posts(port, n + 1)
+                await calls.until_posts(n + 1)
             wait_idle(tomo.pid)
             idle_pss, idle_rss = pss_mib(tomo.pid, family=True), rss_mib(tomo.pid, family=True)
             print(
@@ -264,13 +234,13 @@ async def main(args: argparse.Namespace) -> None:
             )
             with Sampler(tomo.pid) as sampler:
                 started = time.monotonic()
-                await day(port, tomo_port, files, args.conversations, sampler)
-                await _until_judged(port, args.conversations + 1)  # and the thread
+                await day(port, tomo_port, files, args.conversations, calls=calls, sampler=sampler)
+                await calls.until_judged(args.conversations + 1)  # and the thread
                 await asyncio.sleep(6)  # a memory refresh over the day's messages
                 wait_idle(tomo.pid)
             after = pss_mib(tomo.pid, family=True)
-            _read_calls(port)
-            tools = TALLY.check(TOOL_ROUNDS, workdir / "tomo.log")
+            calls.read()
+            tools = calls.tools.check(TOOL_ROUNDS, workdir / "tomo.log")
             pictures = len(files) - 2  # the PDF and the page are not pictures
             print(
                 f"the day ({args.conversations} conversations of 4 messages and a mention, "

@@ -28,7 +28,9 @@ _last_post = 0
 # When each "on it" sign and each post arrived (bench.onit reads them from GET /calls). A
 # streamed reply (STREAM_REPLIES=auto, the default) appears with chat.startStream.
 POSTS = frozenset({"chat.postMessage", "chat.startStream"})
-RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", *POSTS})
+# A reply is done when it is posted whole or its stream is stopped (bench.busy_day waits so).
+FINISHED = frozenset({"chat.postMessage", "chat.stopStream"})
+RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", *POSTS, *FINISHED})
 _calls: list[dict[str, Any]] = []
 
 
