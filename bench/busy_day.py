@@ -7,18 +7,18 @@ its job worker, idle after the first replies and at the day's peak.
 tomo runs as `uvicorn app.main:app` on the default settings (its job worker a process of its
 own, SQLite, METRICS_TOKEN set so its metrics count too, every tool offered to replies) with
 short waits, against the stand-ins of bench/standins.py served beside a file and page host;
-web_search goes to the stand-ins' SearXNG (WEB_SEARCH_PROVIDER=searxng) and fetch_url may
-reach the host on 127.0.0.1 (FETCH_PRIVATE_ADDRESSES=true). The day, compressed: people talk
-in channels (each conversation is judged after MIN_WAIT_SECONDS=0.5) and in a thread, mention
-tomo in others (replies), and five mentions make the model call each tool once
-(bench/busy_day_tools.py: search_messages finds the thread, read_thread reads it, note writes
-a note, fetch_url reads a 3.6 MB HTML page, web_search asks SearXNG); then they share the
-largest pictures that are still read (bench.images.TOGETHER at the limit, and two 8000x8000
-RGBA PNGs) and a PDF whose pages inflate to 70 MB each, and the five tool mentions come again
-while those are read. The memory refresh runs every 5 seconds over what they wrote. PSS is
-sampled every 0.2 s throughout, of the server and of its job worker apart too. The run fails
-unless every tool round happened and returned what it was sent for, as the model stand-in saw
-the results and as tomo's log says.
+web_search goes to the stand-ins' SearXNG (WEB_SEARCH_PROVIDER=searxng) and fetch_url may reach
+the host on 127.0.0.1 (FETCH_PRIVATE_ADDRESSES=true). The day, compressed: people talk in
+channels (each conversation is judged after MIN_WAIT_SECONDS=0.5) and in a thread, mention tomo
+in others (replies), and five mentions make the model call each tool once
+(bench/busy_day_tools.py: search_messages finds the thread, read_thread reads it, note writes a
+note, fetch_url reads a 3.6 MB HTML page, web_search asks SearXNG); then they share the largest
+pictures that are still read (bench.images.TOGETHER at the limit, and two 8000x8000 RGBA PNGs)
+and a PDF whose pages inflate to 70 MB each, and the five tool mentions come again while those
+are read; once every reply is done, a last mention. The memory refresh runs every 5 seconds
+over what they wrote. PSS is sampled every 0.2 s throughout, of the server and of its job
+worker apart too. The run fails unless every tool round happened and returned what it was sent
+for, as the model stand-in saw the results and as tomo's log says.
 Last line: `busy_day idle_pss_mib=N peak_pss_mib=M`.
 """
 
@@ -58,7 +58,7 @@ from bench.standin_calls import Calls
 from bench.web_page import handbook_page
 
 FILES = Path(os.environ.get("TOMO_BENCH_FILES", "."))  # where `host` finds the files
-TOOL_ROUNDS = 2  # each tool is called once among the talk, once while the files are read
+CALLS_PER_TOOL = 2  # each tool is called once among the talk, once while the files are read
 
 
 async def _file(request: Request) -> Response:
@@ -240,7 +240,7 @@ async def main(args: argparse.Namespace) -> None:
                 wait_idle(tomo.pid)
             after = pss_mib(tomo.pid, family=True)
             calls.read()
-            tools = calls.tools.check(TOOL_ROUNDS, workdir / "tomo.log")
+            tools = calls.tools.check(CALLS_PER_TOOL, workdir / "tomo.log")
             pictures = len(files) - 2  # the PDF and the page are not pictures
             print(
                 f"the day ({args.conversations} conversations of 4 messages and a mention, "
