@@ -5,14 +5,20 @@ its job worker, idle after the first replies and at the day's peak.
     .venv/bin/python -m bench.busy_day --conversations 40
 
 tomo runs as `uvicorn app.main:app` on the default settings (its job worker a process of its
-own, SQLite, METRICS_TOKEN set so its metrics count too) with short waits, against the
-stand-ins of bench/standins.py served beside a file host. The day, compressed: people talk in
-channels (each conversation is judged after MIN_WAIT_SECONDS=0.5), mention tomo in others
-(replies),
-share the largest pictures that are still read (bench.images.TOGETHER at the limit, and two
-8000x8000 RGBA PNGs) and a PDF whose pages inflate to 70 MB each, and the memory refresh runs
-every 5 seconds over what they wrote. PSS is sampled every 0.2 s throughout. Tool rounds
-(search, fetch, web search) are not part of the day yet: see `TOOL_ROUNDS`.
+own, SQLite, METRICS_TOKEN set so its metrics count too, every tool offered to replies) with
+short waits, against the stand-ins of bench/standins.py served beside a file and page host;
+web_search goes to the stand-ins' SearXNG (WEB_SEARCH_PROVIDER=searxng) and fetch_url may reach
+the host on 127.0.0.1 (FETCH_PRIVATE_ADDRESSES=true). The day, compressed: people talk in
+channels (each conversation is judged after MIN_WAIT_SECONDS=0.5) and in a thread, mention tomo
+in others (replies), and five mentions make the model call each tool once
+(bench/busy_day_tools.py: search_messages finds the thread, read_thread reads it, note writes a
+note, fetch_url reads a 3.6 MB HTML page, web_search asks SearXNG); then they share the largest
+pictures that are still read (bench.images.TOGETHER at the limit, and two 8000x8000 RGBA PNGs)
+and a PDF whose pages inflate to 70 MB each, and the five tool mentions come again while those
+are read; once every reply is done, a last mention. The memory refresh runs every 5 seconds
+over what they wrote. PSS is sampled every 0.2 s throughout, of the server and of its job
+worker apart too. The run fails unless every tool round happened and returned what it was sent
+for, as the model stand-in saw the results and as tomo's log says.
 Last line: `busy_day idle_pss_mib=N peak_pss_mib=M`.
 """
 
@@ -25,7 +31,6 @@ import os
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
-from bench import standins
+from bench import busy_day_tools, standins
 from bench.common import (
     free_port,
     machine,
@@ -49,11 +54,11 @@ from bench.common import (
 from bench.events import mention, plain
 from bench.images import TOGETHER, at_the_limit, hostile, pdf_bomb
 from bench.loadgen import Connection
+from bench.standin_calls import Calls
+from bench.web_page import handbook_page
 
 FILES = Path(os.environ.get("TOMO_BENCH_FILES", "."))  # where `host` finds the files
-# The tools' rounds (search_messages, read_thread, note, fetch_url, web_search) belong here
-# once replies call them: a mention whose stand-in answer asks for each tool in turn.
-TOOL_ROUNDS: list[str] = []
+CALLS_PER_TOOL = 2  # each tool is called once among the talk, once while the files are read
 
 
 async def _file(request: Request) -> Response:
@@ -62,14 +67,30 @@ async def _file(request: Request) -> Response:
     return Response((FILES / name).read_bytes(), media_type=kind)
 
 
-host = Starlette(routes=[Route("/files/{name}", _file), Mount("/", app=standins.app)])
+async def _page(request: Request) -> Response:
+    """A web page for fetch_url, as a site serves it."""
+    name = Path(request.path_params["name"]).name
+    return Response((FILES / name).read_bytes(), media_type="text/html; charset=utf-8")
+
+
+host = Starlette(
+    routes=[
+        Route("/files/{name}", _file),
+        Route("/pages/{name}", _page),
+        Mount("/", app=standins.app),
+    ]
+)
 
 
 class Sampler:
-    """The family's PSS (and RSS) every 0.2 s on a thread: the peak of each."""
+    """The family's PSS (and RSS) every 0.2 s on a thread: the peak of each, and the peaks of
+    the server and of its job worker apart (each at its own moment), with the part of the day
+    (`phase`) the family's peak came in."""
 
     def __init__(self, pid: int) -> None:
         self.pid, self.peak_pss, self.peak_rss = pid, 0.0, 0.0
+        self.peak_server, self.peak_worker = 0.0, 0.0
+        self.phase, self.peak_phase = "", ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -83,7 +104,11 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.wait(0.2):
-            self.peak_pss = max(self.peak_pss, pss_mib(self.pid, family=True))
+            server, family = pss_mib(self.pid), pss_mib(self.pid, family=True)
+            if family > self.peak_pss:
+                self.peak_pss, self.peak_phase = family, self.phase
+            self.peak_server = max(self.peak_server, server)
+            self.peak_worker = max(self.peak_worker, family - server)
             self.peak_rss = max(self.peak_rss, rss_mib(self.pid, family=True))
 
 
@@ -111,33 +136,6 @@ def _with_files(body: bytes, files: list[dict[str, Any]]) -> bytes:
     return json.dumps(envelope).encode()
 
 
-# The stand-in's GET /calls hands each call over once: the running totals.
-_SEEN = {"posts": 0, "judgments": 0}
-
-
-def _read_calls(port: int) -> None:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/calls", timeout=5) as answer:
-        calls = json.load(answer)["calls"]
-    _SEEN["posts"] += sum(1 for call in calls if call["method"] in standins.POSTS)
-    _SEEN["judgments"] += sum(1 for call in calls if call["method"] == "judgment")
-
-
-def _posts(port: int) -> int:
-    _read_calls(port)
-    return _SEEN["posts"]
-
-
-async def _until_judged(port: int, count: int, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        _read_calls(port)
-        if _SEEN["judgments"] >= count:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} judgments were not made within {timeout:.0f} s")
-        await asyncio.sleep(0.2)
-
-
 async def _send(port: int, bodies: list[bytes]) -> None:
     """One connection per batch: uvicorn closes one left idle while the day waits for posts."""
     connection = Connection("127.0.0.1", port, "/slack/events")
@@ -148,17 +146,21 @@ async def _send(port: int, bodies: list[bytes]) -> None:
         await connection.close()
 
 
-async def _until_posts(port: int, count: int, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _posts(port) < count:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} posts were not made within {timeout:.0f} s")
-        await asyncio.sleep(0.2)
-
-
-async def day(port: int, tomo_port: int, files: dict[str, bytes], conversations: int) -> None:
+async def day(
+    port: int,
+    tomo_port: int,
+    files: dict[str, bytes],
+    conversations: int,
+    *,
+    calls: Calls,
+    sampler: Sampler,
+) -> None:
     base = time.time()
-    posts = _posts(port)
+    calls.read()
+    posts = calls.posts
+    sampler.phase = "the talk and the first tool rounds"
+    parent, thread = busy_day_tools.the_thread(base)
+    await _send(tomo_port, thread)
     for n in range(conversations):
         # People talking among themselves (judged after the quiet time), and in another
         # channel someone asking tomo (a mention in the same conversation would be answered
@@ -168,18 +170,24 @@ async def day(port: int, tomo_port: int, files: dict[str, bytes], conversations:
         ]
         await _send(tomo_port, [d.body for d in talk])
         await _send(tomo_port, [d.body for d in mention(f"CASK{n % 10:03d}", f"{base + n:.6f}")])
-    posts += conversations
-    await _until_posts(port, posts)
-    pictures = [name for name in files if not name.endswith(".pdf")]
+    tools = len(busy_day_tools.TOOLS)
+    await _send(tomo_port, busy_day_tools.rounds(port, parent, first_channel=2, ts=time.time()))
+    posts += conversations + tools
+    await calls.until_posts(posts)
+    sampler.phase = "the files shared, and the second tool rounds"
+    pictures = [name for name in files if not name.endswith((".pdf", ".html"))]
     for n, name in enumerate([*pictures, "bomb.pdf"]):
         shared = [_file_object(port, name, len(files[name]), n)]
         ts = f"{base + conversations + n:.6f}"
         bodies = [_with_files(d.body, shared) for d in mention(f"CFILE{n:03d}", ts)]
         await _send(tomo_port, bodies)
-    posts += len(pictures) + 1
-    await _until_posts(port, posts)
+    await _send(tomo_port, busy_day_tools.rounds(port, parent, first_channel=12, ts=time.time()))
+    posts += len(pictures) + 1 + tools
+    await calls.until_posts(posts)
+    await calls.until_finished(posts)
+    sampler.phase = "the last reply and memory refreshes"
     await _send(tomo_port, [d.body for d in mention("CALL", f"{time.time():.6f}")])
-    await _until_posts(port, posts + 1)
+    await calls.until_posts(posts + 1)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -188,6 +196,7 @@ async def main(args: argparse.Namespace) -> None:
     files = {f"limit_{k}": at_the_limit(k) for k in TOGETHER}
     files |= {f"huge{n}": hostile("png_rgba") for n in (1, 2)}
     files["bomb.pdf"] = pdf_bomb()
+    files[busy_day_tools.PAGE] = handbook_page()
     for name, data in files.items():
         (workdir / name).write_bytes(data)
     port = free_port()
@@ -204,15 +213,18 @@ async def main(args: argparse.Namespace) -> None:
             FOLLOW_UP_WAIT_SECONDS="0.5",
             MEMORY_UPDATE_INTERVAL_SECONDS="5",
             METRICS_TOKEN="bench-metrics",
+            FETCH_PRIVATE_ADDRESSES="true",  # the page is on this machine's loopback
+            WEB_SEARCH_PROVIDER="searxng",
+            WEB_SEARCH_API_BASE=url,
         )
-        tomo_port = free_port()
+        tomo_port, calls = free_port(), Calls(port)
         tomo = uvicorn("app.main:app", port=tomo_port, env=settings, log=workdir / "tomo.log")
         with running(tomo):
             wait_ready(tomo, f"http://127.0.0.1:{tomo_port}/healthz")
             wait_idle(tomo.pid)
             for n in range(3):  # the first replies
                 await _send(tomo_port, [d.body for d in mention("CWARM", f"{time.time():.6f}")])
-                await _until_posts(port, n + 1)
+                await calls.until_posts(n + 1)
             wait_idle(tomo.pid)
             idle_pss, idle_rss = pss_mib(tomo.pid, family=True), rss_mib(tomo.pid, family=True)
             print(
@@ -222,17 +234,23 @@ async def main(args: argparse.Namespace) -> None:
             )
             with Sampler(tomo.pid) as sampler:
                 started = time.monotonic()
-                await day(port, tomo_port, files, args.conversations)
-                await _until_judged(port, args.conversations)
+                await day(port, tomo_port, files, args.conversations, calls=calls, sampler=sampler)
+                await calls.until_judged(args.conversations + 1)  # and the thread
                 await asyncio.sleep(6)  # a memory refresh over the day's messages
                 wait_idle(tomo.pid)
             after = pss_mib(tomo.pid, family=True)
+            calls.read()
+            tools = calls.tools.check(CALLS_PER_TOOL, workdir / "tomo.log")
+            pictures = len(files) - 2  # the PDF and the page are not pictures
             print(
                 f"the day ({args.conversations} conversations of 4 messages and a mention, "
-                f"{len(files)} files, memory refreshes) in {time.monotonic() - started:.0f} s: "
-                f"peak PSS {sampler.peak_pss:.0f} MiB (peak RSS {sampler.peak_rss:.0f}), "
-                f"idle after it {after:.0f} MiB"
+                f"a thread, {pictures} pictures and a PDF, tool rounds, memory refreshes) in "
+                f"{time.monotonic() - started:.0f} s: peak PSS {sampler.peak_pss:.0f} MiB "
+                f"(peak RSS {sampler.peak_rss:.0f}) during {sampler.peak_phase}; the server's "
+                f"own peak {sampler.peak_server:.0f} MiB, its job worker's "
+                f"{sampler.peak_worker:.0f}; idle after it {after:.0f} MiB"
             )
+            print(f"tool rounds that returned what they were sent for: {tools}")
     print(f"(logs in {workdir})")
     print(f"busy_day idle_pss_mib={idle_pss:.0f} peak_pss_mib={sampler.peak_pss:.0f}")
 

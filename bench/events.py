@@ -75,9 +75,11 @@ def _envelope(event: dict[str, object], event_id: str) -> bytes:
     ).encode()
 
 
-def mention(channel: str, ts: str, *, user: str = "U0001") -> list[Delivery]:
+def mention(
+    channel: str, ts: str, *, user: str = "U0001", text: str = "are you there?"
+) -> list[Delivery]:
     """A top-level mention of the bot as Slack delivers it: `app_mention`, then `message`."""
-    text = f"<@{BOT_USER}> are you there?"
+    text = f"<@{BOT_USER}> {text}"
     event: dict[str, object] = {
         "type": "app_mention",
         "ts": ts,

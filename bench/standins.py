@@ -2,7 +2,8 @@
 
 Run as its own process (`uvicorn bench.standins:app`) so it does not share a CPU-bound event
 loop with the server being measured. Every answer is canned: the benchmarks measure tomo and
-Bolt, not these.
+Bolt, not these. A reply whose mention says `use tool:NAME ARGUMENT` is answered with a call
+to that tool first (bench/standin_tools.py); `GET /search` answers as a SearXNG does.
 """
 
 from __future__ import annotations
@@ -18,12 +19,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from bench import standin_tools
+
 CHANNELS = 100
+# auth.test's `url`, as Slack answers it: the workspace's address, which permalinks start with.
+WORKSPACE_URL = "https://bench-workspace.slack.com/"
 _last_post = 0
 # When each "on it" sign and each post arrived (bench.onit reads them from GET /calls). A
 # streamed reply (STREAM_REPLIES=auto, the default) appears with chat.startStream.
 POSTS = frozenset({"chat.postMessage", "chat.startStream"})
-RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", *POSTS})
+# A reply is done when it is posted whole or its stream is stopped (bench.busy_day waits so).
+FINISHED = frozenset({"chat.postMessage", "chat.stopStream"})
+RECORDED = frozenset({"assistant.threads.setStatus", "reactions.add", *POSTS, *FINISHED})
 _calls: list[dict[str, Any]] = []
 
 
@@ -37,7 +44,15 @@ def _post_ts() -> str:
 
 def _slack_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == "auth.test":
-        return {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0001", "user": "tomo"}
+        return {
+            "ok": True,
+            "url": WORKSPACE_URL,
+            "team": "Bench",
+            "user": "tomo",
+            "team_id": "T0001",
+            "user_id": "UBOT",
+            "bot_id": "BBOT",
+        }
     if method == "users.info":
         user = str(params.get("user") or "U0")
         profile = {"display_name": f"person {user}", "real_name": f"Person {user}"}
@@ -95,18 +110,30 @@ def _answer(judgment: bool, system: str) -> str:
     return RESPOND if ANSWER_ME in system else QUIET
 
 
-def _chunks(model: str, content: str, *, usage: bool) -> Iterator[str]:
+def _record(call: dict[str, Any]) -> None:
+    if len(_calls) < 100_000:
+        _calls.append({"channel": None, "ts": None, "at": time.time()} | call)
+
+
+def _chunks(
+    model: str, content: str, *, usage: bool, calls: list[dict[str, Any]] | None = None
+) -> Iterator[str]:
     """A streamed answer as an OpenAI-compatible server sends it (server-sent events): the
-    text in one piece, then the finish, with `usage` (stream_options.include_usage) a chunk
-    of no choices carrying the usage, as OpenAI sends it, then [DONE]."""
+    text in one piece (or, for tool calls, an empty text and then the calls' deltas, as
+    tests/fakes/model_stream.py sends them), then the finish, with `usage`
+    (stream_options.include_usage) a chunk of no choices carrying the usage, as OpenAI sends
+    it, then [DONE]."""
     head = {
         "id": "chatcmpl-bench",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": model,
     }
-    for delta, finish in (({"role": "assistant", "content": content}, None), ({}, "stop")):
-        chunk = head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    finish = "tool_calls" if calls else "stop"
+    deltas = [{"role": "assistant", "content": content}, *standin_tools.call_deltas(calls or [])]
+    for n, delta in enumerate([*deltas, {}]):
+        ended = finish if n == len(deltas) else None
+        chunk = head | {"choices": [{"index": 0, "delta": delta, "finish_reason": ended}]}
         yield f"data: {json.dumps(chunk)}\n\n"
     if usage:
         counts = {"prompt_tokens": 200, "completion_tokens": 1, "total_tokens": 201}
@@ -116,16 +143,28 @@ def _chunks(model: str, content: str, *, usage: bool) -> Iterator[str]:
 
 async def completion(request: Request) -> Response:
     body = await request.json()
-    system = body["messages"][0].get("content") if body.get("messages") else ""
+    messages = body.get("messages") or []
+    system = messages[0].get("content") if messages else ""
     judgment = '"should_respond"' in str(system)
-    if len(_calls) < 100_000:
-        kind = "judgment" if judgment else "completion"
-        _calls.append({"method": kind, "channel": None, "ts": None, "at": time.time()})
-    model, content = body.get("model", "bench-model"), _answer(judgment, str(system))
+    _record({"method": "judgment" if judgment else "completion"})
+    # What each tool returned, seen as the model sees it: bench.busy_day checks every tool
+    # round really happened.
+    for name, result in standin_tools.new_results(messages):
+        ok = not result.startswith("error:")
+        _record({"method": "tool_result", "tool": name, "ok": ok, "text": result[:4000]})
+    call = None if judgment else standin_tools.asked_call(body)
+    if call is not None:
+        _record({"method": "tool_call", "tool": call["function"]["name"]})
+    model = body.get("model", "bench-model")
+    content = "" if call else _answer(judgment, str(system))
+    calls = [call] if call else []
     if body.get("stream"):
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        chunks = _chunks(model, content, usage=usage)
+        chunks = _chunks(model, content, usage=usage, calls=calls)
         return StreamingResponse(chunks, media_type="text/event-stream")
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if calls:
+        message["tool_calls"] = calls
     return JSONResponse(
         {
             "id": "chatcmpl-bench",
@@ -135,8 +174,8 @@ async def completion(request: Request) -> Response:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if calls else "stop",
                 }
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
@@ -144,10 +183,17 @@ async def completion(request: Request) -> Response:
     )
 
 
+async def search(request: Request) -> Response:
+    """A self-hosted SearXNG's search API, for web_search (WEB_SEARCH_PROVIDER=searxng)."""
+    _record({"method": "web_search", "query": request.query_params.get("q")})
+    return await standin_tools.searxng(request)
+
+
 app = Starlette(
     routes=[
         Route("/api/{method}", slack, methods=["GET", "POST"]),
         Route("/calls", calls, methods=["GET"]),
         Route("/v1/chat/completions", completion, methods=["POST"]),
+        Route("/search", search, methods=["GET"]),
     ]
 )
