@@ -4,25 +4,23 @@ anyway); a photo as JPEG, a picture with transparency as PNG, an animation's fir
 
 What decoding will cost is told from the header first (app.files.decoding), after a JPEG's
 draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE: a picture
-that would take more than BUDGET_BYTES is refused undecoded. Pictures are read one at a time,
-in one thread of the process whatever thread asks, so several in one message cost what the
-largest of them does (threads of their own would each keep the memory they freed, in
-malloc's arena of that thread). Only PNG, JPEG, GIF and WebP are opened at all, and a PNG's
+that would take more than BUDGET_BYTES is refused undecoded. Pictures are read on the process's
+one reading thread (app.files.reading), one file at a time with documents and pages, so several
+cost what the largest of them does. Only PNG, JPEG, GIF and WebP are opened at all, and a PNG's
 text chunks are inflated to TEXT_BYTES at most.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 from PIL import Image, ImageOps, PngImagePlugin
 
 from app.files.decoding import BUDGET_BYTES, LONGEST_SIDE, decoding_cost, has_alpha
 from app.files.fetch import Unreadable
+from app.files.reading import read, read_now
 
 FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 JPEG_QUALITY = 85
@@ -30,18 +28,17 @@ TEXT_BYTES = 4 * 1024 * 1024  # a PNG's text chunks, inflated, in all: more is r
 # Pillow's own limit (64 MB, which 64 KB of zTXt chunks reach) for every PNG this process opens.
 PngImagePlugin.MAX_TEXT_MEMORY = TEXT_BYTES
 MIB = 1024 * 1024
-_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tomo-images")
 
 
 def data_uri(data: bytes) -> str:
     """The image as a data: URI; Unreadable for what Pillow cannot read as one, and for a
     picture too costly to decode. Waits for the pictures asked for before it."""
-    return _READER.submit(_read, data).result()
+    return read_now(_read, data)
 
 
 async def awaited_data_uri(data: bytes) -> str:
     """data_uri, awaited: no thread is held while the pictures asked for before it are read."""
-    return await asyncio.wrap_future(_READER.submit(_read, data))
+    return await read(_read, data)
 
 
 def _read(data: bytes) -> str:

@@ -34,6 +34,7 @@ from app.files.cache import KeptImages, Refusals
 from app.files.documents import document_text
 from app.files.fetch import Fetcher, Unreadable
 from app.files.images import awaited_data_uri
+from app.files.reading import read
 from app.files.shown import shown_context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
@@ -183,7 +184,7 @@ class FileReader:
         try:
             async with self._at_once:
                 data = await self._fetcher.fetch(file)
-            return await asyncio.to_thread(document_text, file, data)
+            return await read(document_text, file, data)
         except Unreadable as error:
             self._give_up(file, str(error), now, scope=error.scope)
             return None

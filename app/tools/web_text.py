@@ -1,15 +1,15 @@
 """The readable text of a fetched page: an HTML page's main text (trafilatura, imported at the
 first page: it and lxml cost memory a process that never fetches should not pay), a PDF's text
-through the reader of shared files (app.files.documents), plain text as it is. Anything else
-is named, not read."""
+through the reader of shared files (app.files.documents), plain text as it is, the first two
+on the process's one reading thread (app.files.reading). Anything else is named, not read."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from app.files.documents import capped, pdf_text
 from app.files.fetch import Unreadable
+from app.files.reading import read
 from app.tools.web_fetch import Page
 
 HTML = ("text/html", "application/xhtml+xml")
@@ -28,10 +28,10 @@ async def readable_text(page: Page) -> str:
     """The page's text, capped to a few thousand characters (app.files.documents.capped)."""
     kind = page.content_type or _sniffed(page.data)
     if kind in HTML:
-        text = await asyncio.to_thread(_main_text, _decoded(page, limit=HTML_BYTES))
+        text = await read(_main_text, _decoded(page, limit=HTML_BYTES))
     elif kind in PDF:
         try:
-            text = await asyncio.to_thread(pdf_text, page.data)
+            text = await read(pdf_text, page.data)
         except Unreadable as error:
             raise NotText(f"a PDF whose text could not be read ({error})") from error
     elif kind in PLAIN or kind.startswith("text/"):
