@@ -12,16 +12,18 @@ as before, never below the floor. A quiet channel waits MIN_WAIT_SECONDS as it a
 The pace is read from the stored messages, so every instance of a fleet sees the same; in the
 transaction that records the new messages, together with the follow-up read, and only for
 messages routed to a judgment: a count per channel by the message table's primary key that
-stops where the wait reaches the floor (25 messages with the defaults).
+stops where the wait reaches the floor (26 messages with the defaults), the channels of the
+messages acknowledged together in one statement.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import CompoundSelect, bindparam, func, literal, select, union_all
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
@@ -38,21 +40,34 @@ QUIET_PACE = 5
 # Beyond this many messages the wait is the floor whatever the settings: never counted further.
 MOST_COUNTED = 1000
 
-# One channel's people's messages since a time, at most `most` of them counted: a search of the
-# message table's primary key (channel, ts) that stops there.
-_PACE = select(func.count()).select_from(
-    select(col(Message.ts))
-    .where(
-        col(Message.channel) == bindparam("channel"),
-        col(Message.ts) >= bindparam("since"),
-        col(Message.kind) == MessageKind.CONVERSATIONAL.value,
-        col(Message.deleted) == False,  # noqa: E712
-        col(Message.user_id).is_not(None),
-        col(Message.bot_id).is_(None),
-    )
-    .limit(bindparam("most"))
-    .subquery()
-)
+# A statement counts the pace of this many channels at most (SQLite allows 500 SELECTs in one
+# compound statement).
+CHANNELS_PER_STATEMENT = 100
+
+
+@functools.lru_cache(maxsize=CHANNELS_PER_STATEMENT)
+def _paces(channels: int) -> CompoundSelect:
+    """The pace of `channels` channels (bound as c0, c1, ...), each a search of the message
+    table's primary key (channel, ts) that stops at `most` messages, in one statement: a
+    statement per channel cost more than its search, with a batch's messages spread over many
+    channels."""
+    counts = []
+    for number in range(channels):
+        recent = (
+            select(col(Message.ts))
+            .where(
+                col(Message.channel) == bindparam(f"c{number}"),
+                col(Message.ts) >= bindparam("since"),
+                col(Message.kind) == MessageKind.CONVERSATIONAL.value,
+                col(Message.deleted) == False,  # noqa: E712
+                col(Message.user_id).is_not(None),
+                col(Message.bot_id).is_(None),
+            )
+            .limit(bindparam("most"))
+            .subquery()
+        )
+        counts.append(select(literal(number).label("number"), func.count()).select_from(recent))
+    return union_all(*counts)
 
 
 def paced_wait(*, min_wait: float, floor: float, pace: int, jitter_ratio: float = 0.0) -> float:
@@ -75,14 +90,17 @@ def most_counted(*, min_wait: float, floor: float) -> int:
 def channel_paces(
     connection: Connection, channels: Sequence[str], since: float, *, most: int = MOST_COUNTED
 ) -> dict[str, int]:
-    """People's conversational messages per channel stored since `since` (at most `most`):
-    one statement per channel, and the messages acknowledged together are mostly one's."""
+    """People's conversational messages per channel stored since `since` (at most `most`)."""
+    wanted = sorted(set(channels))
     paces = {}
-    for channel in sorted(set(channels)):
+    for first in range(0, len(wanted), CHANNELS_PER_STATEMENT):
+        part = wanted[first : first + CHANNELS_PER_STATEMENT]
+        values: dict[str, object] = {f"c{n}": channel for n, channel in enumerate(part)}
         found = connection.execute(
-            _PACE, {"channel": channel, "since": f"{since:.6f}", "most": most}
+            _paces(len(part)), {**values, "since": f"{since:.6f}", "most": most}
         )
-        paces[channel] = int(found.scalar_one())
+        for number, count in found:
+            paces[part[int(number)]] = int(count)
     return paces
 
 

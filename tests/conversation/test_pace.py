@@ -6,11 +6,22 @@ across a fleet. Signed events in; Slack and the model are the stand-ins."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 import pytest
+from sqlalchemy import text as sql
 
-from app.conversation.pace import MOST_COUNTED, QUIET_PACE, most_counted, paced_wait
+from app.conversation.pace import (
+    CHANNELS_PER_STATEMENT,
+    MOST_COUNTED,
+    QUIET_PACE,
+    channel_paces,
+    most_counted,
+    paced_wait,
+)
+from app.db.engine import create_engine
+from app.db.migrate import upgrade_to_head
 from tests.conftest import (
     TEST_DATABASE_URL,
     StartTomo,
@@ -149,3 +160,40 @@ async def test_a_lively_burst_spread_over_a_fleet_is_judged_sooner_and_once(
     assert len(slack.posts()) == 1
     for instance in instances:
         assert await instance.stop(), instance.output()
+
+
+async def test_the_paces_of_many_channels_are_counted_in_one_go(database_url: str) -> None:
+    """More channels than one statement counts, each with its own people's messages: bots',
+    deleted, system and older messages left out, each count stopped at `most`."""
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    now, since = time.time(), time.time() - 600
+    expected: dict[str, int] = {}
+    rows = []
+    for number in range(CHANNELS_PER_STATEMENT + 30):
+        channel, people = f"C{number:04d}", number % 9
+        expected[channel] = min(people, 7)
+        for k in range(people):  # people's messages within the window
+            rows.append((channel, f"{int(now) - 10}.{k:06d}", "U1", None, "conversational", False))
+        rows += [  # none of these count
+            (channel, f"{int(now) - 20}.000001", None, "B1", "conversational", False),
+            (channel, f"{int(now) - 20}.000002", "U1", None, "conversational", True),
+            (channel, f"{int(now) - 20}.000003", "U1", None, "system", False),
+            (channel, f"{int(since) - 60}.000004", "U1", None, "conversational", False),
+        ]
+    statement = sql(
+        "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, route, user_id,"
+        " bot_id, text, kind, created_at, deleted) VALUES (:channel, :ts, 'T1', '', '',"
+        " 'record', :user, :bot, 'hi', :kind, 0, :deleted)"
+    )
+    try:
+        async with engine.begin() as connection:
+            keys = ("channel", "ts", "user", "bot", "kind", "deleted")
+            await connection.execute(statement, [dict(zip(keys, row, strict=True)) for row in rows])
+        async with engine.connect() as connection:
+            counted = await connection.run_sync(
+                lambda sync: channel_paces(sync, [*expected, "CNONE"], since, most=7)
+            )
+    finally:
+        await engine.dispose()
+    assert counted == {**expected, "CNONE": 0}
