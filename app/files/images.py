@@ -3,11 +3,13 @@ longest side is at most LONGEST_SIDE pixels (1568, the size past which providers
 anyway); a photo as JPEG, a picture with transparency as PNG, an animation's first frame.
 
 What decoding will cost is told from the header first (app.files.decoding), after a JPEG's
-draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE: a picture
-that would take more than BUDGET_BYTES is refused undecoded. Pictures are read on the process's
-one reading thread (app.files.reading), one file at a time with documents and pages, so several
-cost what the largest of them does. Only PNG, JPEG, GIF and WebP are opened at all, and a PNG's
-text chunks are inflated to TEXT_BYTES at most.
+draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE (or a smaller
+one still, shown a little under LONGEST_SIDE, when only that one fits): a picture that would
+take more than BUDGET_BYTES is refused undecoded. A picture larger than it is shown is shrunk
+band by band, so reading it holds its decoded pixels and little more. Pictures are read on
+the process's one reading thread (app.files.reading), one file at a time with documents and
+pages, so several cost what the largest of them does. Only PNG, JPEG, GIF and WebP are opened
+at all, and a PNG's text chunks are inflated to TEXT_BYTES at most.
 """
 
 from __future__ import annotations
