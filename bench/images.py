@@ -214,12 +214,30 @@ def peak_growth(paths: Sequence[Path], *, at_once: int = 0) -> dict[str, object]
     return found
 
 
+def _estimate(path: Path) -> float | None:
+    """The cost app.files.decoding estimates for reading this file (MiB); None for a file that
+    is not a picture or whose header Pillow refuses."""
+    try:
+        return _cost(path.read_bytes()) / 1024 / 1024
+    except Exception:  # a PDF, a PNG of too much text
+        return None
+
+
 def _report(name: str, paths: Sequence[Path]) -> float:
+    """Reads the files in a fresh process and prints how much its peak grew, and beside each
+    picture the cost estimated for it; a peak past the largest estimate of the pictures read
+    is flagged (the estimate is meant as an upper bound of it)."""
     found = peak_growth(paths)
     mib = float(str(found["mib"]))
+    outcomes = [str(outcome) for outcome in found["outcomes"]]  # type: ignore[attr-defined]
+    estimates = [_estimate(path) for path in paths]
     print(f"{name}: peak RSS +{mib:.0f} MiB in {float(str(found['seconds'])):.1f} s")
-    for outcome in found["outcomes"]:  # type: ignore[attr-defined]
-        print(f"    {outcome}")
+    for outcome, estimate in zip(outcomes, estimates, strict=True):
+        told = "" if estimate is None else f" (estimated {estimate:.0f} MiB)"
+        print(f"    {outcome}{told}")
+    read = [e for o, e in zip(outcomes, estimates, strict=True) if o.startswith("read ") and e]
+    if read and mib > max(read):
+        print(f"    OVER THE ESTIMATE: +{mib:.0f} MiB > {max(read):.0f} MiB")
     return mib
 
 

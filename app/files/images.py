@@ -3,11 +3,13 @@ longest side is at most LONGEST_SIDE pixels (1568, the size past which providers
 anyway); a photo as JPEG, a picture with transparency as PNG, an animation's first frame.
 
 What decoding will cost is told from the header first (app.files.decoding), after a JPEG's
-draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE: a picture
-that would take more than BUDGET_BYTES is refused undecoded. Pictures are read on the process's
-one reading thread (app.files.reading), one file at a time with documents and pages, so several
-cost what the largest of them does. Only PNG, JPEG, GIF and WebP are opened at all, and a PNG's
-text chunks are inflated to TEXT_BYTES at most.
+draft has chosen to decode it at the smallest scale still at least LONGEST_SIDE (or a smaller
+one still, shown a little under LONGEST_SIDE, when only that one fits): a picture that would
+take more than BUDGET_BYTES is refused undecoded. A picture larger than it is shown is shrunk
+band by band, so reading it holds its decoded pixels and little more. Pictures are read on
+the process's one reading thread (app.files.reading), one file at a time with documents and
+pages, so several cost what the largest of them does. Only PNG, JPEG, GIF and WebP are opened
+at all, and a PNG's text chunks are inflated to TEXT_BYTES at most.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import warnings
 
 from PIL import Image, ImageOps, PngImagePlugin
 
-from app.files.decoding import BUDGET_BYTES, LONGEST_SIDE, decoding_cost, has_alpha
+from app.files.decoding import BUDGET_BYTES, LONGEST_SIDE, Bands, cost_at, has_alpha, shown_size
 from app.files.fetch import Unreadable
 from app.files.reading import read, read_now
 
@@ -64,10 +66,30 @@ def _read(data: bytes) -> str:
 
 def drafted_cost(opened: Image.Image, data: bytes) -> int:
     """Have a JPEG decoded at the smallest scale (1/2, 1/4, 1/8) still at least its shown size
-    (its draft); the bytes decoding the opened picture (of `data`) will then hold at most."""
+    (its draft), or at a smaller one still if that one would cost over BUDGET_BYTES and a
+    smaller one does not (then it is shown a little under LONGEST_SIDE); the bytes decoding
+    the opened picture (of `data`) will then hold at most."""
     full_size = opened.size
-    opened.draft(None, _fitted(full_size))
-    return decoding_cost(opened, data, full_size=full_size)
+    costs = {
+        scale: cost_at(opened, data, size, full_size=full_size) for scale, size in _drafts(opened)
+    }
+    scale = next((s for s, cost in costs.items() if cost <= BUDGET_BYTES), min(costs))
+    if scale > 1:
+        opened.draft(None, (full_size[0] // scale, full_size[1] // scale))
+    return costs[scale]
+
+
+def _drafts(opened: Image.Image) -> list[tuple[int, tuple[int, int]]]:
+    """The scales a picture can be decoded at, each with its size, largest first: a JPEG's
+    draft scale (as Pillow's draft picks it for its shown size), then each smaller one down to
+    1/8; any other picture, its own size."""
+    width, height = opened.size
+    if opened.format != "JPEG" or len(getattr(opened, "tile", ())) != 1:
+        return [(1, (width, height))]
+    fitted = _fitted(opened.size)
+    most = min(width // fitted[0], height // fitted[1])
+    first = next(s for s in (8, 4, 2, 1) if most >= s)
+    return [(s, (-(-width // s), -(-height // s))) for s in (1, 2, 4, 8) if s >= first]
 
 
 def _fitted(size: tuple[int, int]) -> tuple[int, int]:
@@ -78,15 +100,54 @@ def _fitted(size: tuple[int, int]) -> tuple[int, int]:
 
 
 def _shrunk(opened: Image.Image) -> Image.Image:
-    """The first frame, upright, at its shown size; each full-size copy is let go as soon as
-    the next is made, so no more than two are held at once."""
+    """The first frame, upright, at its shown size. A picture larger than that is shrunk band by
+    band (app.files.decoding.Bands); the decoded picture is let go as soon as the last band
+    is done."""
     work = "RGBA" if has_alpha(opened) else "RGB"
-    picture: Image.Image = opened
-    if opened.mode != work:
-        picture = opened.convert(work)
+    opened.load()
+    shown = shown_size(*opened.size)
+    if shown == opened.size:
+        picture = opened if opened.mode == work else opened.convert(work)
+    else:
+        picture = _banded(opened, work)
+    if picture is not opened:
         opened.close()  # the decoded frame, now copied
-    picture.thumbnail((LONGEST_SIDE, LONGEST_SIDE))  # reduce() by whole steps, then resample
     return ImageOps.exif_transpose(picture)  # a phone photo stands upright
+
+
+def _banded(opened: Image.Image, work: str) -> Image.Image:
+    """The picture shrunk to its shown size as Pillow's thumbnail shrinks it (reduce() by whole
+    steps, then bicubic resampling, a picture with transparency premultiplied), one band of
+    rows at a time: no full-size copy is made. The picture is kept with its transparency
+    premultiplied until the last band, then unpremultiplied at its shown size."""
+    plan = Bands.of(*opened.size)
+    width, _ = opened.size
+    (shown_width, shown_height), (across, down) = plan.shown, plan.factor
+    inner = "RGBa" if work == "RGBA" else "RGB"  # Pillow resamples transparency premultiplied
+    out = Image.new(inner, plan.shown)
+    out.info = {k: v for k, v in opened.info.items() if k != "transparency"}  # its EXIF
+    for first in range(0, shown_height, plan.rows):
+        last = min(shown_height, first + plan.rows)
+        top, bottom = plan.band(first, last)
+        band = opened.crop((0, top, width, bottom))
+        if band.mode != work:
+            band = band.convert(work)
+        if band.mode != inner:
+            band = band.convert(inner)
+        if (across, down) != (1, 1):
+            band = band.reduce((across, down))
+        # the shown rows' source box, in this band's reduced rows
+        box = (0.0, first * plan.step - top // down, width / across, last * plan.step - top // down)
+        rows = band.resize((shown_width, last - first), Image.Resampling.BICUBIC, box)
+        band.close()
+        out.paste(rows, (0, first))
+        rows.close()
+    opened.close()  # the decoded picture: every band is done
+    if inner == work:
+        return out
+    unpremultiplied = out.convert(work)
+    out.close()
+    return unpremultiplied
 
 
 def _encoded(picture: Image.Image) -> str:
@@ -95,6 +156,7 @@ def _encoded(picture: Image.Image) -> str:
         picture.save(out, format="PNG", optimize=True)
         kind = "png"
     else:
-        picture.convert("RGB").save(out, format="JPEG", quality=JPEG_QUALITY)
+        rgb = picture if picture.mode == "RGB" else picture.convert("RGB")
+        rgb.save(out, format="JPEG", quality=JPEG_QUALITY)
         kind = "jpeg"
     return f"data:image/{kind};base64,{base64.b64encode(out.getvalue()).decode()}"

@@ -11,13 +11,14 @@ import zlib
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PIL import Image
+from PIL import Image, ImageChops, ImageStat
 
 from app.domain import SharedFile
 from app.files import documents
+from app.files.decoding import BUDGET_BYTES, cost_at
 from app.files.documents import CUT, MAX_CHARS, READ_SECONDS, document_text
 from app.files.fetch import Unreadable
-from app.files.images import LONGEST_SIDE, data_uri
+from app.files.images import JPEG_QUALITY, LONGEST_SIDE, data_uri
 from tests.files.samples import pdf, picture
 
 PDF = SharedFile(id="F1", name="plan.pdf", mimetype="application/pdf", filetype="pdf")
@@ -41,8 +42,10 @@ def test_a_small_picture_with_transparency_stays_its_size_as_a_png() -> None:
 
 
 def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
-    for kind in ("JPEG", "WEBP", "GIF"):
-        shown = decoded(data_uri(picture(2000, 3000, kind=kind)))
+    """A WebP costs libwebp's and Pillow's buffers besides its pixels (16 bytes a pixel in all):
+    one of 2000x3000 is over the budget, one of 1200x1800 is read."""
+    for kind, size in (("JPEG", (2000, 3000)), ("WEBP", (1200, 1800)), ("GIF", (2000, 3000))):
+        shown = decoded(data_uri(picture(*size, kind=kind)))
         assert max(shown.size) == LONGEST_SIDE
 
 
@@ -52,7 +55,7 @@ def test_a_jpeg_and_a_webp_and_a_gif_are_read() -> None:
         (5120, 2880, "PNG", {}),  # a 5K display's screenshot
         (3840, 2160, "PNG", {"alpha": True}),  # a 4K one, with transparency
         (4032, 3024, "JPEG", {}),  # a 12 MP phone photo
-        (6000, 4000, "JPEG", {"progressive": True}),  # a 24 MP photo saved for the web
+        (4032, 3024, "JPEG", {"progressive": True}),  # a 12 MP one saved for the web
         (8000, 6000, "JPEG", {}),  # a 48 MP phone photo, decoded at a quarter of its size
     ],
 )
@@ -84,6 +87,83 @@ def test_a_phone_photo_stands_upright_as_its_exif_says() -> None:
     assert decoded(data_uri(out.getvalue())).size == (1045, LONGEST_SIDE)
 
 
+QUADRANTS = ((220, 30, 30), (30, 200, 40), (40, 60, 210), (230, 220, 40))  # red green blue yellow
+
+
+def _quadrants(width: int, height: int, mode: str) -> bytes:
+    """A PNG in four flat quadrants (clockwise from the top left: red, green, blue, yellow), the
+    bottom left one half transparent in an RGBA picture; a palette one keeps its four colours
+    (and its colour 0 transparent, so it is read with transparency)."""
+    picture = Image.new("RGBA", (width, height))
+    half_width, half_height = width // 2, height // 2
+    corners = ((0, 0), (half_width, 0), (half_width, half_height), (0, half_height))
+    for (left, top), colour in zip(corners, QUADRANTS, strict=True):
+        alpha = 128 if (left, top) == (0, half_height) else 255
+        picture.paste((*colour, alpha), (left, top, left + half_width, top + half_height))
+    out = io.BytesIO()
+    if mode == "P":  # colours 0-3 the quadrants', 4 a transparent one no pixel has
+        palette = Image.new("P", (width, height))
+        palette.putpalette([value for colour in (*QUADRANTS, (0, 0, 0)) for value in colour])
+        for index, (left, top) in enumerate(corners):
+            palette.paste(index, (left, top, left + half_width, top + half_height))
+        palette.save(out, format="PNG", transparency=4)
+    else:
+        picture.save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "P"])
+def test_a_large_picture_shrunk_band_by_band_keeps_its_shape_and_its_colours_in_place(
+    mode: str,
+) -> None:
+    """A 6400x1600 picture (over four times LONGEST_SIDE: reduced by half, then resampled, in
+    bands) comes out 1568x392, each quadrant's colour where it was."""
+    shown = decoded(data_uri(_quadrants(6400, 1600, mode)))
+    assert shown.format == "PNG" and shown.size == (LONGEST_SIDE, 392)
+    width, height = shown.size
+    for x, y, colour, alpha in (
+        (width // 4, height // 4, QUADRANTS[0], 255),
+        (3 * width // 4, height // 4, QUADRANTS[1], 255),
+        (3 * width // 4, 3 * height // 4, QUADRANTS[2], 255),
+        (width // 4, 3 * height // 4, QUADRANTS[3], 128 if mode == "RGBA" else 255),
+    ):
+        pixel = shown.convert("RGBA").getpixel((x, y))
+        assert isinstance(pixel, tuple)
+        assert max(abs(a - b) for a, b in zip(pixel, (*colour, alpha), strict=True)) <= 2
+    # the edges stay sharp: a few shown pixels from the middle, the colours are still pure
+    middle = shown.convert("RGBA").getpixel((width // 2 - 3, height // 4))
+    assert isinstance(middle, tuple) and middle[:3] == QUADRANTS[0]
+
+
+def test_shrinking_in_bands_makes_what_pillows_thumbnail_makes_of_a_photo() -> None:
+    """A 3840x2160 photo-like picture with transparency, and a 6400x1600 one without (reduced
+    by half first): the banded shrink against Pillow's thumbnail of the whole picture
+    (rounding in its two passes can differ by one or two steps)."""
+    for width, height, alpha in ((3840, 2160, True), (6400, 1600, False)):
+        data = picture(width, height, alpha=alpha)
+        whole = Image.open(io.BytesIO(data))
+        whole.thumbnail((LONGEST_SIDE, LONGEST_SIDE))
+        if not alpha:  # as it is shown: a JPEG
+            out = io.BytesIO()
+            whole.save(out, format="JPEG", quality=JPEG_QUALITY)
+            whole = Image.open(out)
+        shown = decoded(data_uri(data))
+        assert shown.size == whole.size
+        difference = ImageChops.difference(shown.convert(whole.mode), whole)
+        assert max(ImageStat.Stat(difference).mean) < 1.0
+
+
+def test_a_jpeg_too_costly_at_its_draft_is_read_at_a_smaller_one() -> None:
+    """A 19 MP progressive photo (4992x3744, colour at 4:2:0): libjpeg's coefficients, its
+    draft at 1/2 (2496x1872) and shrinking it cost over BUDGET_BYTES; at 1/4 it fits, and
+    the photo is shown at 1248x936, a little under LONGEST_SIDE, rather than refused."""
+    data = picture(4992, 3744, kind="JPEG", progressive=True, subsampling=2, quality=75)
+    opened = Image.open(io.BytesIO(data))
+    natural = cost_at(opened, data, (2496, 1872), full_size=(4992, 3744))
+    assert natural > BUDGET_BYTES
+    assert decoded(data_uri(data)).size == (1248, 936)
+
+
 def _png_header_only(width: int, height: int) -> bytes:
     """A PNG that declares a size and holds one empty row: what a decompression bomb looks
     like before it is decoded."""
@@ -108,17 +188,17 @@ def test_a_picture_too_large_to_decode_is_refused_before_it_is() -> None:
 
 def test_a_jpeg_in_several_scans_is_judged_by_its_full_size_coefficients() -> None:
     """libjpeg keeps every coefficient of a JPEG in several scans, however small it decodes it:
-    a 48 MP one whose first scan holds one component of three (a sequential JPEG in three
-    scans; here its header alone, as nothing is decoded) is refused, a 48 MP photo in one
-    scan is decoded at a quarter of its size and shown."""
+    a 63 MP one whose first scan holds one component of three (a sequential JPEG in three
+    scans; here its header alone, as nothing is decoded) is refused, the same photo in one
+    scan is decoded at an eighth of its size and shown."""
     one_scan = io.BytesIO()
-    Image.new("RGB", (8000, 6000), (200, 120, 40)).save(one_scan, format="JPEG")
+    Image.new("RGB", (9000, 7000), (200, 120, 40)).save(one_scan, format="JPEG")
     data = bytearray(one_scan.getvalue())
     assert max(decoded(data_uri(bytes(data))).size) == LONGEST_SIDE
     scan = data.index(b"\xff\xda")
     assert data[scan + 4] == 3  # the components of the first scan
     data[scan + 4] = 1
-    with pytest.raises(Unreadable, match="8000x6000 px is too large to read"):
+    with pytest.raises(Unreadable, match="9000x7000 px is too large to read"):
         data_uri(bytes(data))
 
 
