@@ -198,6 +198,11 @@ class WorkerJobs:
         # read on threads): two arenas keep the worker's memory after a large file from
         # staying spread over many (docs/BENCHMARKS.md#memory).
         environment.setdefault("MALLOC_ARENA_MAX", "2")
+        # And a fixed mmap threshold: a block of 1 MiB or more (a decoded picture, its bands,
+        # a fetched page) is mapped on its own and given back when freed. Without it glibc
+        # raises the threshold after each such block is freed (up to 32 MiB), and the next
+        # ones come from the heap, which keeps them after they are freed.
+        environment.setdefault("MALLOC_MMAP_THRESHOLD_", str(1024 * 1024))
         # The child imports the `app` this process runs (PROJECT_ROOT holds the package),
         # wherever that was found: uvicorn's --app-dir puts it on this process's path only,
         # and the child may start elsewhere.
