@@ -27,8 +27,8 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.engine import Connection
 
 from app.db.ingest import NewMessage, Reroute
+from app.db.models import PEOPLES_MESSAGES
 from app.domain import Route, RouteKind
-from app.slack.kinds import MessageKind
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +43,11 @@ MOST_COUNTED = 1000
 CHANNELS_PER_STATEMENT = 100
 
 
-# One channel's people's messages since a time, at most `most` of them: a search of the message
-# table's primary key (channel, ts) that stops there.
+# One channel's people's messages since a time, at most `most` of them: a search of the index
+# of people's messages (channel, ts) that stops there, reading no row.
 _RECENT = (
-    "SELECT ts FROM message WHERE channel = :c{number} AND ts >= :since AND kind = '{kind}' "
-    "AND NOT deleted AND user_id IS NOT NULL AND bot_id IS NULL LIMIT :most"
+    "SELECT ts FROM message WHERE channel = :c{number} AND ts >= :since AND "
+    f"{PEOPLES_MESSAGES} LIMIT :most"
 )
 
 
@@ -56,11 +56,10 @@ def _paces(channels: int) -> TextClause:
     """The pace of `channels` channels (bound as c0, c1, ...) in one statement: a statement per
     channel cost more than its search, with a batch's messages spread over many channels (and
     SQLAlchemy's cache key of a compound statement built in Core costs as much again)."""
-    kind = MessageKind.CONVERSATIONAL.value
     return text(
         " UNION ALL ".join(
             f"SELECT {number} AS number, count(*) AS pace FROM "
-            f"({_RECENT.format(number=number, kind=kind)}) AS recent{number}"
+            f"({_RECENT.format(number=number)}) AS recent{number}"
             for number in range(channels)
         )
     )

@@ -6,7 +6,7 @@ the identity key of the judgment and reply job ids.
 
 from __future__ import annotations
 
-from sqlalchemy import Index, UniqueConstraint, false
+from sqlalchemy import Index, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 TOP_LEVEL = ""
@@ -32,6 +32,12 @@ class Person(SQLModel, table=True):
     fetched_at: float = 0.0
 
 
+# The rows ix_message_people holds; a query uses the index only when its WHERE has these terms.
+PEOPLES_MESSAGES = (
+    "kind = 'conversational' AND NOT deleted AND user_id IS NOT NULL AND bot_id IS NULL"
+)
+
+
 class Message(SQLModel, table=True):
     """One Slack message, thread replies included, keyed by (channel, ts)."""
 
@@ -39,6 +45,15 @@ class Message(SQLModel, table=True):
     __table_args__ = (
         Index("ix_message_thread", "channel", "thread_ts", "ts"),  # threads, context
         Index("ix_message_created", "created_at"),  # recovery, memory windows
+        # People's conversational messages by channel and time: the lively-channel pace
+        # (app.conversation.pace) counts them from this index alone, without reading rows.
+        Index(
+            "ix_message_people",
+            "channel",
+            "ts",
+            sqlite_where=text(PEOPLES_MESSAGES),
+            postgresql_where=text(PEOPLES_MESSAGES),
+        ),
     )
 
     channel: str = Field(primary_key=True, max_length=32)
