@@ -7,8 +7,8 @@ answered only after its event is on disk, so an acknowledged event survives a cr
 On a SQLite file the transaction runs on a thread of its own with a synchronous connection:
 one hop off the event loop per commit, where aiosqlite would take several per statement. The
 WAL is checkpointed ten times a second from another connection, so no commit waits for one,
-and a few times a second the writer puts the messages stored meanwhile into the search index
-(app.db.search_index), a part at a time, outside the commits that acknowledge them.
+and once a second the writer puts the messages stored meanwhile into the search index
+together (app.db.search_index), outside the commits that acknowledge them.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from app.db.ingest import (
     write_batch,
 )
 from app.db.isolation import cleaned, is_data_error, is_operational, summary
-from app.db.search_index import any_pending, index_part
+from app.db.search_index import any_pending, index_pending
 
 T = TypeVar("T")
 
@@ -47,8 +47,7 @@ logger = logging.getLogger(__name__)
 
 MAX_BATCH = 512
 CHECKPOINT_SECONDS = 0.1
-INDEX_SECONDS = 0.25
-INDEX_PART = 100  # messages indexed in one of the writer's transactions
+INDEX_SECONDS = 1.0
 
 
 @dataclass
@@ -230,27 +229,23 @@ class Recorder:
                     logger.exception("WAL checkpoint failed; the next one will try again")
 
     async def _index(self) -> None:
-        """A few times a second, the messages stored meanwhile (by any process) into the search
-        index, a part of at most INDEX_PART in each of the writer's transactions, so that the
-        commits acknowledging events wait for one part at most."""
-        loop = asyncio.get_running_loop()
+        """Once a second, the messages stored meanwhile (by any process) into the search
+        index, in one transaction of the writer: one FTS5 segment for all of them."""
         while True:
             await asyncio.sleep(INDEX_SECONDS)
+            if self._thread is None:
+                return
             try:
-                while self._thread is not None and await loop.run_in_executor(
-                    self._thread, self._index_now
-                ):
-                    pass
+                await asyncio.get_running_loop().run_in_executor(self._thread, self._index_now)
             except Exception:
                 logger.exception("indexing the new messages failed; the next turn tries again")
 
-    def _index_now(self) -> bool:
-        """One part indexed; whether there may be more."""
+    def _index_now(self) -> None:
         assert self._sqlite is not None
         with self._sqlite.connect() as connection:
             if not any_pending(connection):
-                return False
-        return self._transaction(lambda connection: index_part(connection, INDEX_PART))
+                return
+        self._transaction(index_pending)
 
 
 def _checkpoint_now(sqlite: Engine) -> None:

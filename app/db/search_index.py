@@ -4,9 +4,8 @@
 FTS5 writes a new segment of its index for every transaction that adds to it, and merges
 segments as they pile up: indexing each acknowledgement's few messages in their own commit
 cost that commit several times over, and now and then a merge of tens of milliseconds.
-Together, a few times a second in parts of at most a hundred (the recorder: app.db.recorder,
-so its commits wait for one part at most) and before any search reads the index (`catch_up`),
-the messages stored meanwhile make one segment. PostgreSQL's pg_trgm index needs
+Together, about once a second (the recorder: app.db.recorder) and before any search reads the
+index (`catch_up`), a second's messages make one segment. PostgreSQL's pg_trgm index needs
 none of this: it is an index of the row, and GIN gathers new entries in its own pending list.
 """
 
@@ -29,18 +28,6 @@ INDEX_PENDING_SQL = (
 )
 INDEX_PENDING = tuple(text(statement) for statement in INDEX_PENDING_SQL)
 ANY_PENDING = text("SELECT 1 FROM message_search_pending LIMIT 1")
-# The oldest `most` pending messages: the last of them, up to which a part is indexed.
-_PART_END = text(
-    "SELECT max(id) FROM (SELECT id FROM message_search_pending ORDER BY id LIMIT :most) AS part"
-)
-_INDEX_PART = (
-    text(
-        "INSERT INTO message_search (rowid, body) SELECT message.rowid, message.text || '  ' "
-        "FROM message_search_pending JOIN message ON message.rowid = message_search_pending.id "
-        "WHERE message_search_pending.id <= :last"
-    ),
-    text("DELETE FROM message_search_pending WHERE id <= :last"),
-)
 
 
 def any_pending(connection: Connection) -> bool:
@@ -51,17 +38,6 @@ def index_pending(connection: Connection) -> None:
     """Index every pending message, in the caller's transaction (SQLite only)."""
     for statement in INDEX_PENDING:
         connection.execute(statement)
-
-
-def index_part(connection: Connection, most: int) -> bool:
-    """Index the oldest `most` pending messages, in the caller's transaction; whether any were
-    pending. A part at a time, the writer's other commits wait for one part at most."""
-    last = connection.execute(_PART_END, {"most": most}).scalar()
-    if last is None:
-        return False
-    for statement in _INDEX_PART:
-        connection.execute(statement, {"last": last})
-    return True
 
 
 async def catch_up(engine: AsyncEngine) -> None:

@@ -12,13 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
-from app.db.search_index import INDEX_PENDING_SQL, index_part
+from app.db.search_index import INDEX_PENDING_SQL
 from app.tools.search_messages import SearchMessages
 from tests.conftest import StartTomo, wait_for
 from tests.retention.stored import put_message, ts_at
@@ -70,14 +69,12 @@ def index(db: sqlite3.Connection) -> None:
 
 # An operation: store a message with these words, edit the n-th live message to these
 # words, delete the n-th live message (its rowid may be given again), or index what waits.
-# An operation: ... or index the oldest few that wait ("part").
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("store"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
         st.tuples(st.just("edit"), st.integers(0, 20), st.lists(st.sampled_from(WORDS))),
         st.tuples(st.just("delete"), st.integers(0, 20)),
         st.tuples(st.just("index")),
-        st.tuples(st.just("part"), st.integers(1, 3)),
     ),
     max_size=40,
 )
@@ -106,12 +103,6 @@ def test_the_index_holds_exactly_the_words_of_the_messages_there_are(
             db.execute("DELETE FROM message WHERE ts = ?", (live[int(step[1]) % len(live)],))  # type: ignore[call-overload]
         elif step[0] == "index":
             index(db)
-        elif step[0] == "part":  # the oldest few pending, as the recorder indexes them
-            path = db.execute("PRAGMA database_list").fetchone()[2]
-            engine = sqlalchemy.create_engine(f"sqlite:///{path}")
-            with engine.begin() as connection:
-                index_part(connection, int(step[1]))  # type: ignore[call-overload]
-            engine.dispose()
     index(db)
     texts = [row[0] for row in db.execute("SELECT text FROM message")]
     assert db.execute("SELECT count(*) FROM message_search_pending").fetchone()[0] == 0
