@@ -23,10 +23,11 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+
+from tests.fakes.searxng import PAGE, result  # the tests' SearXNG results, as it sends them
 
 MARKER = re.compile(r"use tool:([A-Za-z_][A-Za-z0-9_]*)[ \t]*([^\n]*)")
 _ids = itertools.count(1)
@@ -129,32 +130,6 @@ def call_deltas(calls: list[dict[str, Any]], *, size: int = 16) -> Iterator[dict
             yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
 
 
-SEARCH_RESULTS = 8  # per answer, whatever was asked for (as SearXNG does)
-
-
-def _result(n: int, query: str) -> dict[str, Any]:
-    """One result as SearXNG's JSON search API returns it (docs.searxng.org/dev/
-    search_api.html; the fields of searx/results.py), as tests/fakes/searxng.py makes it."""
-    url = f"https://docs.example.org/{query.replace(' ', '-')}/{n}"
-    parts = urlsplit(url)
-    return {
-        "url": url,
-        "title": f"{query} — result {n}",
-        "content": f"Snippet {n} about {query}: the latest release notes and what changed.",
-        "engine": "duckduckgo",
-        "engines": ["duckduckgo", "brave"],
-        "positions": [n, n + 1],
-        "score": round(2.0 / n, 3),
-        "category": "general",
-        "parsed_url": [parts.scheme, parts.netloc, parts.path, "", parts.query, ""],
-        "template": "default.html",
-        "publishedDate": None,
-        "thumbnail": "",
-        "img_src": "",
-        "priority": "",
-    }
-
-
 async def searxng(request: Request) -> JSONResponse:
     """`GET /search?q=…&format=json`, as a self-hosted SearXNG answers it."""
     query = request.query_params.get("q", "")
@@ -162,7 +137,7 @@ async def searxng(request: Request) -> JSONResponse:
         {
             "query": query,
             "number_of_results": 0,
-            "results": [_result(n, query) for n in range(1, SEARCH_RESULTS + 1)],
+            "results": [result(n, query) for n in range(1, PAGE + 1)],
             "answers": [],
             "corrections": [],
             "infoboxes": [],
