@@ -40,7 +40,13 @@ REMOVE_INDEXED = (
     "INSERT INTO message_search (message_search, rowid, body) "
     f"SELECT 'delete', old.rowid, {BODY.format(row='old')} {_UNLESS_PENDING};"
 )
-PEND = "INSERT OR IGNORE INTO message_search_pending (id) VALUES (new.rowid);"
+# Not INSERT OR IGNORE: in a trigger fired by an upsert (INSERT ... ON CONFLICT DO UPDATE, as
+# app.db.messages stores a message again), SQLite applies the outer statement's conflict
+# policy, so an edit of a message still pending failed on the list's primary key.
+PEND = (
+    "INSERT INTO message_search_pending (id) SELECT new.rowid "
+    "WHERE NOT EXISTS (SELECT 1 FROM message_search_pending WHERE id = new.rowid);"
+)
 UNPEND = "DELETE FROM message_search_pending WHERE id = old.rowid;"
 
 SQLITE_UP = (

@@ -67,12 +67,22 @@ def index(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
+# Storing a message again, as app.db.messages does: an upsert whose update is an edit.
+STORE_AGAIN = (
+    "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, route, text, kind,"
+    " created_at, deleted) VALUES ('C1', ?, 'T1', '', '', 'record', ?, 'conversational', 0,"
+    " false) ON CONFLICT (channel, ts) DO UPDATE SET text = excluded.text"
+    " WHERE message.text != excluded.text"
+)
+
 # An operation: store a message with these words, edit the n-th live message to these
-# words, delete the n-th live message (its rowid may be given again), or index what waits.
+# words (an UPDATE, or the same message stored again), delete the n-th live message (its
+# rowid may be given again), or index what waits.
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("store"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)),
         st.tuples(st.just("edit"), st.integers(0, 20), st.lists(st.sampled_from(WORDS))),
+        st.tuples(st.just("store again"), st.integers(0, 20), st.lists(st.sampled_from(WORDS))),
         st.tuples(st.just("delete"), st.integers(0, 20)),
         st.tuples(st.just("index")),
     ),
@@ -99,6 +109,9 @@ def test_the_index_holds_exactly_the_words_of_the_messages_there_are(
             ts = live[int(step[1]) % len(live)]  # type: ignore[call-overload]
             text = " ".join(step[2])  # type: ignore[arg-type]
             db.execute("UPDATE message SET text = ? WHERE ts = ?", (text, ts))
+        elif step[0] == "store again" and live:
+            ts = live[int(step[1]) % len(live)]  # type: ignore[call-overload]
+            db.execute(STORE_AGAIN, (ts, " ".join(step[2])))  # type: ignore[arg-type]
         elif step[0] == "delete" and live:
             db.execute("DELETE FROM message WHERE ts = ?", (live[int(step[1]) % len(live)],))  # type: ignore[call-overload]
         elif step[0] == "index":
