@@ -102,6 +102,26 @@ def judgment_json(should_respond: bool, *, delay: float | None = 0, reason: str 
     )
 
 
+DATABASE_FIXTURES = frozenset({"database_url", "postgres_url"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With TOMO_TEST_DATABASE_ONLY=1 (scripts/test sets it for its PostgreSQL run, beside the
+    SQLite run of the whole suite), only the tests that reach a database run: one that asks
+    for no database fixture runs the same whatever TOMO_TEST_DATABASE_URL says, and the
+    SQLite run has run it."""
+    if os.environ.get("TOMO_TEST_DATABASE_ONLY") != "1":
+        return
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        uses = DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        (kept if uses else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
 def _sync(url: str) -> str:
     url = url.replace("postgres://", "postgresql://", 1)
     return url.replace("postgresql://", "postgresql+psycopg://", 1)

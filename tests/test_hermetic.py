@@ -119,10 +119,20 @@ def test_the_settings_and_offline_tests_pass_with_every_setting_in_dotenv_and_en
     tmp_path: Path,
 ) -> None:
     """pytest itself, run from a folder whose `.env` fills in every setting and a model key,
-    with the same values in its environment: the tests that read settings, and the replay
-    meant to be offline, pass as they do on a clean machine."""
+    with the same values in its environment: the tests that read settings or call the model,
+    and the replay meant to be offline, pass as they do on a clean machine."""
     filled_env_file(tmp_path)
-    modules = ["tests/test_settings.py", "tests/replay/test_replay.py", "tests/test_llm.py"]
+    # The replay's tests that must stay offline whatever the machine holds (its others are
+    # about the conversation, not the environment: the suite runs them).
+    replay = "tests/replay/test_replay.py::test_"
+    modules = [
+        "tests/test_settings.py",
+        "tests/test_llm.py",
+        f"{replay}offline_replay_of_the_english_example",
+        f"{replay}mock_is_forced_even_with_a_model_configured",
+        f"{replay}offline_is_chosen_only_without_a_key_or_api_base",
+        f"{replay}the_command_replays_the_japanese_example_offline",
+    ]
     code = (
         "import sys, pytest\n"
         f"sys.exit(pytest.main({[str(PROJECT_ROOT / m) for m in modules]!r} + "
