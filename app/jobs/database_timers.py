@@ -310,4 +310,9 @@ class DatabaseTimers:
 
     async def retry_stalled(self) -> None:
         manager = await self._manager()
-        await retry_stalled(manager, seconds=self._stalled_seconds, on_stalled=self._on_stalled)
+        await retry_stalled(
+            manager,
+            seconds=self._stalled_seconds,
+            on_stalled=self._on_stalled,
+            alive=self._keepalive.worker_id,
+        )

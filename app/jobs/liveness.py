@@ -49,6 +49,11 @@ class Keepalive:
         self._worker = worker
         return await call_next()
 
+    @property
+    def worker_id(self) -> int | None:
+        """This process's worker, once it has run a job (the `stalled` check is one)."""
+        return self._worker.worker_id if self._worker is not None else None
+
     async def beat_until(self, stopped: asyncio.Future[Any]) -> None:
         """Send the worker's heartbeat every interval until `stopped` (the worker's run) ends;
         a beat after it has unregistered updates nothing."""
@@ -64,12 +69,17 @@ class Keepalive:
 
 
 async def retry_stalled(
-    manager: JobManager, *, seconds: float, on_stalled: OnStalled | None
+    manager: JobManager, *, seconds: float, on_stalled: OnStalled | None, alive: int | None
 ) -> None:
     """Jobs left running by a worker whose heartbeat is older than `seconds` (a
     SIGKILL, a lost machine), or that has unregistered, run again; a conversation job's
-    `on_stalled` comes first (a reply's claim is handed back, so the retry can take it over)."""
+    `on_stalled` comes first (a reply's claim is handed back, so the retry can take it over).
+    `alive`: the worker running this check, alive whatever its heartbeat says: a process
+    starved of the CPU for longer than `seconds` may run this before its late heartbeat, and
+    would run its own running jobs a second time."""
     for job in await manager.get_stalled_jobs(seconds_since_heartbeat=seconds):
+        if alive is not None and job.worker_id == alive:
+            continue
         await _retry(manager, job, on_stalled)
 
 

@@ -174,3 +174,55 @@ async def test_timers_run_in_the_order_of_their_latest_times(start_timers: Start
         assert listed == ["C3", "C2", "C1"]
         await wait_for(lambda: len(calls) == 3, what="three judgments")
     assert [details["channel"] for _, details in calls] == ["C3", "C2", "C1"]
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
+async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
+    database_url: str,
+) -> None:
+    """A process starved of the CPU longer than JOB_STALLED_SECONDS may look for stalled jobs
+    before its late heartbeat is sent: its own running jobs are not among them (it runs the
+    check, so it is alive). The heartbeat made an hour old stands in for the starvation."""
+    from sqlalchemy import text
+
+    from app.jobs.database_timers import DatabaseTimers
+
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    timers = DatabaseTimers(database_url, stalled_seconds=3)
+    calls: Calls = []
+
+    async def judge(**details: Any) -> None:
+        calls.append((time.time(), details))
+        if len(calls) == 1:
+            async with engine.begin() as connection:
+                await connection.execute(
+                    text(
+                        "UPDATE procrastinate_workers"
+                        " SET last_heartbeat = now() - interval '1 hour'"
+                    )
+                )
+            await timers.retry_stalled()
+            await asyncio.sleep(2.0)  # a long job: the worker's other slots poll meanwhile
+
+    timers.handle(JobKind.JUDGMENT, judge)
+    await timers.start()
+    try:
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
+        )
+        await wait_for(lambda: calls, what="the judgment")
+
+        async def finished() -> bool:
+            async with engine.connect() as connection:
+                left = await connection.execute(
+                    text("SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'judgment'")
+                )
+                return left.scalar_one() == 0
+
+        await wait_for(finished, what="the judgment's job done")
+        await asyncio.sleep(1.0)  # a second run would have begun (the worker polls each 0.5 s)
+    finally:
+        await timers.stop()
+        await engine.dispose()
+    assert len(calls) == 1
