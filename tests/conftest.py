@@ -109,14 +109,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """With TOMO_TEST_DATABASE_ONLY=1 (scripts/test sets it for its PostgreSQL run, beside the
     SQLite run of the whole suite), only the tests that reach a database run: one that asks
     for no database fixture runs the same whatever TOMO_TEST_DATABASE_URL says, and the
-    SQLite run has run it."""
+    SQLite run has run it. So does one marked `one_database`: it needs a database to run
+    tomo, but what it tests is elsewhere (the job worker's supervision, /readyz, /metrics);
+    what several processes do with PostgreSQL, the fleet tests try."""
     if os.environ.get("TOMO_TEST_DATABASE_ONLY") != "1":
         return
     kept: list[pytest.Item] = []
     left: list[pytest.Item] = []
     for item in items:
         uses = DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
-        (kept if uses else left).append(item)
+        (kept if uses and not item.get_closest_marker("one_database") else left).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import StartTomo, Tomo, wait_for
@@ -17,6 +18,7 @@ from tests.processes import Server, server
 from tests.signing import sign
 
 __all__ = ["server"]  # the fixture
+pytestmark = pytest.mark.one_database  # the counts are the processes', not the database's
 
 TOKEN = "metrics-secret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -18,6 +18,7 @@ from tests.fakes import FakeModel, FakeSlack
 from tests.processes import PROJECT_ROOT, Server, free_port, server
 
 __all__ = ["server"]  # the fixture
+pytestmark = pytest.mark.one_database  # /readyz and /metrics: not the database's
 
 # A start imports LiteLLM (seconds; a job worker does it at a lower CPU priority): generous.
 READY_TIMEOUT = 120.0
