@@ -53,6 +53,12 @@ POLL_SECONDS = 0.5
 CONCURRENCY = 32  # jobs one instance runs at once; they hold no connection while they wait
 POOL_SIZE = 8  # Procrastinate's own connections per instance (our engine has its own pool)
 
+# The advisory lock one `stalled` check holds for the fleet while it runs. Procrastinate's retry
+# asks only that a job be running, not by whom: two checks at once (a slow one and the next
+# tick's, on any instance) both found a dead worker's job, the first retried it, a live worker
+# took it, and the second retried it again while it ran, so the reply ran twice.
+STALLED_CHECK_LOCK = 0x746F6D6F_0001  # "tomo", 1
+
 # A job cancelled by its instance's stop is handed back (its reply is claimed once anyway);
 # any other failure of ours is caught and logged by the job itself.
 AFTER_STOP = RetryStrategy(
@@ -309,10 +315,20 @@ class DatabaseTimers:
     # -- instances that died -----------------------------------------------------------------
 
     async def retry_stalled(self) -> None:
+        """Run the jobs of dead workers again, one check at a time in the fleet: a check that
+        finds another running lets it be (the next tick looks again)."""
         manager = await self._manager()
-        await retry_stalled(
-            manager,
-            seconds=self._stalled_seconds,
-            on_stalled=self._on_stalled,
-            alive=self._keepalive.worker_id,
-        )
+        async with self._connector.pool.connection() as connection, connection.transaction():
+            cursor = await connection.execute(
+                "SELECT pg_try_advisory_xact_lock(%s)", (STALLED_CHECK_LOCK,)
+            )
+            row = await cursor.fetchone()
+            if row is None or not row[0]:
+                logger.debug("another instance is looking for stalled jobs")
+                return
+            await retry_stalled(
+                manager,
+                seconds=self._stalled_seconds,
+                on_stalled=self._on_stalled,
+                alive=self._keepalive.worker_id,
+            )

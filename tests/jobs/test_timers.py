@@ -226,3 +226,62 @@ async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
         await timers.stop()
         await engine.dispose()
     assert len(calls) == 1
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
+async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
+    database_url: str,
+) -> None:
+    """A slow `stalled` check and the next tick's (on any instance) both find a dead worker's
+    job: the first runs it again, a live worker takes it, and the second must not hand it
+    back to the queue while it runs. The live worker's taking it is written in SQL, in the
+    second check's hand-back of the claim (the slow part of a real check)."""
+    from sqlalchemy import text
+
+    from app.jobs.database_timers import DatabaseTimers
+
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    handed_back: list[dict[str, Any]] = []
+
+    async def on_stalled(kind: JobKind, details: dict[str, Any]) -> None:
+        handed_back.append(details)
+        if len(handed_back) == 1:
+            await asyncio.sleep(0.1)
+            return
+        await asyncio.sleep(0.5)  # meanwhile the first check has run the job again ...
+        async with engine.begin() as connection:  # ... and a live worker has taken it
+            await connection.execute(
+                text("UPDATE procrastinate_jobs SET status = 'doing', worker_id = :live"),
+                {"live": live},
+            )
+
+    timers = DatabaseTimers(database_url, stalled_seconds=1, on_stalled=on_stalled)
+    try:
+        await timers.set(
+            JobKind.REPLY, channel="C1", thread_ts="", run_at=time.time() + 3600, latest_ts="1.1"
+        )
+        async with engine.begin() as connection:
+            workers = "INSERT INTO procrastinate_workers DEFAULT VALUES RETURNING id"
+            dead = (await connection.execute(text(workers))).scalar_one()
+            live = (await connection.execute(text(workers))).scalar_one()
+            await connection.execute(
+                text(
+                    "UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 hour'"
+                    " WHERE id = :dead"
+                ),
+                {"dead": dead},
+            )
+            await connection.execute(
+                text("UPDATE procrastinate_jobs SET status = 'doing', worker_id = :dead"),
+                {"dead": dead},
+            )
+        await asyncio.gather(timers.retry_stalled(), timers.retry_stalled())
+        async with engine.connect() as connection:
+            jobs = (
+                await connection.execute(text("SELECT status, attempts FROM procrastinate_jobs"))
+            ).all()
+    finally:
+        await timers.stop()
+        await engine.dispose()
+    assert [tuple(job) for job in jobs] == [("todo", 1)]  # run again once, by the first check
