@@ -22,6 +22,10 @@ from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.memory.test_refresh import Answers, some_talk
 
+# The worker process's supervision, not the database: on PostgreSQL the job workers of real
+# processes are tried by the fleet, rolling-deploy, restart and log tests.
+pytestmark = pytest.mark.one_database
+
 IMPORT_TIMEOUT = WORKER_WAIT_SECONDS  # the worker imports LiteLLM before its first call
 
 
