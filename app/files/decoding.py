@@ -116,16 +116,11 @@ class Bands:
         )
 
 
-def decoding_cost(picture: Image.Image, data: bytes, *, full_size: tuple[int, int]) -> int:
-    """Bytes reading this opened (not yet decoded) picture of these bytes will hold at most;
-    `full_size` is its size in the file, before a JPEG's draft shrank what will be decoded."""
-    return cost_at(picture, data, picture.size, full_size=full_size)
-
-
 def cost_at(
     picture: Image.Image, data: bytes, size: tuple[int, int], *, full_size: tuple[int, int]
 ) -> int:
-    """decoding_cost, were the picture decoded at `size` (a JPEG's draft scale)."""
+    """Bytes reading this opened (not yet decoded) picture of these bytes will hold at most,
+    decoded at `size` (a JPEG's draft scale); `full_size` is its size in the file."""
     width, height = size
     pixels = width * height
     cost = pixels * BYTES_PER_PIXEL.get(picture.mode, 4)
