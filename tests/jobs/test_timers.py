@@ -8,10 +8,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.jobs.backend import TimerBackend
+from app.jobs.database_timers import DatabaseTimers
 from app.jobs.kinds import JobKind
 from app.jobs.timers import Timers
 from tests.conftest import TEST_DATABASE_URL, wait_for
@@ -41,8 +44,6 @@ def start_timers(request: pytest.FixtureRequest, database_url: str) -> StartTime
         if request.param == "apscheduler":
             timers = Timers()
         else:
-            from app.jobs.database_timers import DatabaseTimers
-
             engine = create_engine(database_url)
             await upgrade_to_head(engine)
             await engine.dispose()
@@ -176,6 +177,17 @@ async def test_timers_run_in_the_order_of_their_latest_times(start_timers: Start
     assert [details["channel"] for _, details in calls] == ["C3", "C2", "C1"]
 
 
+async def silence(connection: AsyncConnection, worker: int | None = None) -> None:
+    """Make a Procrastinate worker's heartbeat (every worker's, without one) an hour old."""
+    await connection.execute(
+        text(
+            "UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 hour'"
+            " WHERE CAST(:worker AS bigint) IS NULL OR id = :worker"
+        ),
+        {"worker": worker},
+    )
+
+
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
 async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
     database_url: str,
@@ -183,10 +195,6 @@ async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
     """A process starved of the CPU longer than JOB_STALLED_SECONDS may look for stalled jobs
     before its late heartbeat is sent: its own running jobs are not among them (it runs the
     check, so it is alive). The heartbeat made an hour old stands in for the starvation."""
-    from sqlalchemy import text
-
-    from app.jobs.database_timers import DatabaseTimers
-
     engine = create_engine(database_url)
     await upgrade_to_head(engine)
     timers = DatabaseTimers(database_url, stalled_seconds=3)
@@ -196,12 +204,7 @@ async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
         calls.append((time.time(), details))
         if len(calls) == 1:
             async with engine.begin() as connection:
-                await connection.execute(
-                    text(
-                        "UPDATE procrastinate_workers"
-                        " SET last_heartbeat = now() - interval '1 hour'"
-                    )
-                )
+                await silence(connection)
             await timers.retry_stalled()
             await asyncio.sleep(2.0)  # a long job: the worker's other slots poll meanwhile
 
@@ -236,10 +239,6 @@ async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
     job: the first runs it again, a live worker takes it, and the second must not hand it
     back to the queue while it runs. The live worker's taking it is written in SQL, in the
     second check's hand-back of the claim (the slow part of a real check)."""
-    from sqlalchemy import text
-
-    from app.jobs.database_timers import DatabaseTimers
-
     engine = create_engine(database_url)
     await upgrade_to_head(engine)
     handed_back: list[dict[str, Any]] = []
@@ -265,13 +264,7 @@ async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
             workers = "INSERT INTO procrastinate_workers DEFAULT VALUES RETURNING id"
             dead = (await connection.execute(text(workers))).scalar_one()
             live = (await connection.execute(text(workers))).scalar_one()
-            await connection.execute(
-                text(
-                    "UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 hour'"
-                    " WHERE id = :dead"
-                ),
-                {"dead": dead},
-            )
+            await silence(connection, dead)
             await connection.execute(
                 text("UPDATE procrastinate_jobs SET status = 'doing', worker_id = :dead"),
                 {"dead": dead},
