@@ -22,6 +22,10 @@ on the acknowledgement's path.
 
 tomo counts its metrics (METRICS_TOKEN is set) and `GET /metrics` is scraped once a second
 throughout, as Prometheus would, so their cost is in tomo's figures.
+
+Beside tomo's server the summary gives its job worker's share of a core and the stand-ins'
+(answering the job worker: in production Slack and the model run elsewhere), and the job
+worker's CPU per reply over the rounds: the replies share the machine with the acknowledgements.
 Last line: `ack ratio_vs_bolt=X.XX p99_ms_at_fixed_rate=Y.Y lost=N`.
 """
 
@@ -70,6 +74,7 @@ class Server:
     elapsed: float = 0.0
     cpu: float = 0.0
     cpu_children: float = 0.0  # tomo's job worker
+    cpu_standins: float = 0.0  # Slack's and the model's stand-ins, answering the job worker
 
     @property
     def rate(self) -> float:
@@ -89,14 +94,23 @@ class Server:
                 if self.cpu_children
                 else ""
             )
+            + (
+                f"; stand-ins {self.cpu_standins / self.elapsed:.0%}"
+                if self.cpu_standins >= 0.01 * self.elapsed
+                else ""
+            )
             + (f"; non-200: {others})" if others else ")")
         )
 
 
-async def saturate(server: Server, deliveries: list[Delivery], connections: int) -> None:
+async def saturate(
+    server: Server, deliveries: list[Delivery], connections: int, standins: int
+) -> None:
     pid = server.process.pid
     before, family = cpu_seconds(pid), cpu_seconds(pid, family=True)
+    answering = cpu_seconds(standins)
     result = await loadgen.saturate(server.port, deliveries, connections=connections)
+    server.cpu_standins += cpu_seconds(standins) - answering
     used = cpu_seconds(pid)
     server.cpu += used - before
     server.cpu_children += cpu_seconds(pid, family=True) - used - (family - before)
@@ -115,6 +129,11 @@ def lost(database: str, deliveries: Sequence[Delivery], statuses: Sequence[int])
         if status == 200
         and (delivery.event_id not in seen or (delivery.channel, delivery.ts) not in messages)
     )
+
+
+def posted(database: str) -> int:
+    """Replies tomo has posted so far."""
+    return int(str(query(database, "SELECT count(*) FROM reply WHERE status = 'posted'")[0][0]))
 
 
 def reply_latencies(database: str, deliveries: Sequence[Delivery]) -> tuple[list[float], int]:
@@ -242,12 +261,14 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
 
             size = -(-len(measured) // args.rounds)
             steal = Steal()
+            worker_cpu = cpu_seconds(tomo.process.pid, family=True) - cpu_seconds(tomo.process.pid)
+            replies_before = posted(database)
             client = time.process_time()
             drained = []
             for n in range(args.rounds):
                 chunk = measured[n * size : (n + 1) * size]
                 for server in (bolt, tomo) if n % 2 == 0 else (tomo, bolt):
-                    await saturate(server, chunk, args.connections)
+                    await saturate(server, chunk, args.connections, standins.pid)
                     started = time.perf_counter()
                     wait_idle(server.process.pid)  # a round's leftovers stay in its round
                     if server is tomo:
@@ -263,6 +284,15 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
                 "tomo's replies to the round's mentions went on after its last acknowledgement "
                 f"for {max(drained):.1f} s at most (until the server and its job worker were idle)"
             )
+            worker_cpu = (
+                cpu_seconds(tomo.process.pid, family=True) - cpu_seconds(tomo.process.pid)
+            ) - worker_cpu
+            replies = posted(database) - replies_before
+            if replies:
+                print(
+                    f"tomo's job worker: {worker_cpu / replies * 1e3:.1f} ms of CPU a reply "
+                    f"({replies} replies in the rounds, {worker_cpu:.1f} s)"
+                )
 
             fixed = await steady_rate(tomo, steady, args, steal)
             p99 = percentile(fixed.latencies, 0.99) * 1e3
