@@ -13,7 +13,8 @@ The pace is read from the stored messages, so every instance of a fleet sees the
 transaction that records the new messages, together with the follow-up read, and only for
 messages routed to a judgment: a count per channel by the message table's primary key that
 stops where the wait reaches the floor (26 messages with the defaults), the channels of the
-messages acknowledged together in one statement.
+messages acknowledged together in one statement; a channel found at that most is not counted
+again for FLOOR_RECOUNT_SECONDS (FloorPaces).
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ MOST_COUNTED = 1000
 # A statement counts the pace of this many channels at most (SQLite allows 500 SELECTs in one
 # compound statement).
 CHANNELS_PER_STATEMENT = 100
+
+# A channel counted at the floor's pace is not counted again for this long: in a channel that
+# lively every acknowledgement would count the same `most` messages again. Over a window of
+# minutes, a pace a second or two old is the pace; a channel below the floor's pace is counted
+# every time, so a fleet's burst is seen whole by whichever instance acknowledges its last message.
+FLOOR_RECOUNT_SECONDS = 2.0
+
+# Channels remembered at the floor's pace before the expired ones are let go.
+FLOOR_CHANNELS_KEPT = 1024
 
 
 # One channel's people's messages since a time, at most `most` of them: a search of the index
@@ -99,14 +109,52 @@ def channel_paces(
     return paces
 
 
+def _count(
+    connection: Connection, channels: Sequence[str], since: float, most: int
+) -> dict[str, int]:
+    """channel_paces in the recording transaction: on PostgreSQL in a savepoint, so that a
+    failed read leaves the transaction usable."""
+    if connection.dialect.name == "postgresql":
+        with connection.begin_nested():
+            return channel_paces(connection, channels, since, most=most)
+    return channel_paces(connection, channels, since, most=most)
+
+
+class FloorPaces:
+    """The channels last counted at the floor's pace (`most` messages or more), until when
+    that count stands (FLOOR_RECOUNT_SECONDS). Used by the recorder's one writer at a time."""
+
+    def __init__(self, most: int, recount: float = FLOOR_RECOUNT_SECONDS) -> None:
+        self.most, self.recount = most, recount
+        self._until: dict[str, float] = {}
+
+    def known(self, channels: Sequence[str], now: float) -> dict[str, int]:
+        return {c: self.most for c in channels if self._until.get(c, 0.0) > now}
+
+    def counted(self, paces: dict[str, int], now: float) -> None:
+        for channel, pace in paces.items():
+            if pace >= self.most:
+                self._until[channel] = now + self.recount
+        if len(self._until) > FLOOR_CHANNELS_KEPT:
+            for channel in [c for c, until in self._until.items() if until <= now]:
+                del self._until[channel]
+
+
 def with_pace(
-    reroute: Reroute | None, *, window: float, min_wait: float, floor: float
+    reroute: Reroute | None,
+    *,
+    window: float,
+    min_wait: float,
+    floor: float,
+    recount: float = FLOOR_RECOUNT_SECONDS,
 ) -> Reroute | None:
     """`reroute` (the follow-up read), then the pace of each lively channel given to the
-    messages still routed to a judgment; `window` 0: no pace."""
+    messages still routed to a judgment; `window` 0: no pace. A channel counted at the floor's
+    pace less than `recount` seconds ago is not counted again (FloorPaces)."""
     if window <= 0 or min_wait <= 0:
         return reroute
     most = most_counted(min_wait=min_wait, floor=floor)
+    at_floor = FloorPaces(most, recount)
 
     def rerouted(
         connection: Connection, messages: Sequence[NewMessage], now: float
@@ -120,16 +168,17 @@ def with_pace(
         ]
         if not judged:
             return routes
-        channels = [new.message.channel for new in judged]
-        try:
-            if connection.dialect.name == "postgresql":
-                with connection.begin_nested():
-                    paces = channel_paces(connection, channels, now - window, most=most)
-            else:
-                paces = channel_paces(connection, channels, now - window, most=most)
-        except Exception:  # the wait stays the quiet one; the messages are recorded
-            logger.exception("could not read the channels' pace")
-            return routes
+        channels = sorted({new.message.channel for new in judged})
+        paces = at_floor.known(channels, now)
+        unknown = [channel for channel in channels if channel not in paces]
+        if unknown:
+            try:
+                counted = _count(connection, unknown, now - window, most)
+            except Exception:  # their waits stay the quiet one; the messages are recorded
+                logger.exception("could not read the channels' pace")
+                counted = {}
+            at_floor.counted(counted, now)
+            paces.update(counted)
         for new in judged:
             pace = paces.get(new.message.channel, 0)
             if pace > QUIET_PACE:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from sqlalchemy import event
 from sqlalchemy import text as sql
 
 from app.conversation.pace import (
@@ -19,9 +20,13 @@ from app.conversation.pace import (
     channel_paces,
     most_counted,
     paced_wait,
+    with_pace,
 )
 from app.db.engine import create_engine
+from app.db.ingest import NewMessage
 from app.db.migrate import upgrade_to_head
+from app.domain import Route, RouteKind
+from app.slack.events import IncomingMessage
 from tests.conftest import (
     TEST_DATABASE_URL,
     StartTomo,
@@ -160,6 +165,67 @@ async def test_a_lively_burst_spread_over_a_fleet_is_judged_sooner_and_once(
     assert len(slack.posts()) == 1
     for instance in instances:
         assert await instance.stop(), instance.output()
+
+
+def _message(channel: str, ts: str) -> NewMessage:
+    incoming = IncomingMessage(
+        channel=channel,
+        ts=ts,
+        team_id="T1",
+        thread_ts="",
+        user_id="U1",
+        bot_id=None,
+        text="hi",
+        subtype=None,
+        channel_type="channel",
+    )
+    return NewMessage(incoming, Route(RouteKind.JUDGMENT, ""))
+
+
+async def test_a_channel_at_the_floors_pace_is_not_counted_again_for_a_while(
+    database_url: str,
+) -> None:
+    """A channel counted at the floor's pace keeps it for `recount` seconds without a count;
+    a channel below it is counted on every batch (a fleet's burst is seen whole)."""
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    now = time.time()
+    insert = sql(
+        "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, route, user_id,"
+        " text, kind, created_at, deleted) VALUES (:channel, :ts, 'T1', '', '', 'judgment',"
+        " 'U1', 'hi', 'conversational', 0, false)"
+    )
+    lively = [{"channel": "CLIVELY", "ts": f"{now - 60 + n:.6f}"} for n in range(30)]
+    quiet = [{"channel": "CQUIET", "ts": f"{now - 60 + n:.6f}"} for n in range(10)]
+    rerouted = with_pace(None, window=600, min_wait=300, floor=60, recount=2.0)
+    assert rerouted is not None and most_counted(min_wait=300, floor=60) == 26
+    counted: list[set[object]] = []
+
+    def count(
+        _conn: object, _cursor: object, statement: str, parameters: object, *_: object
+    ) -> None:
+        if "AS pace" in statement:
+            values = parameters.values() if isinstance(parameters, dict) else parameters
+            counted.append({v for v in values if str(v).startswith("C")})  # type: ignore[union-attr]
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(insert, lively + quiet)
+
+        async def batch(at: float) -> dict[str, int]:
+            messages = [_message("CLIVELY", f"{at:.6f}"), _message("CQUIET", f"{at:.6f}")]
+            async with engine.connect() as connection:
+                routes = await connection.run_sync(lambda c: rerouted(c, messages, at))
+            return {key[0]: route.pace for key, route in routes.items()}
+
+        first = await batch(now)
+        second = await batch(now + 1.0)
+        third = await batch(now + 2.5)
+    finally:
+        await engine.dispose()
+    assert first == second == third == {"CLIVELY": 26, "CQUIET": 10}
+    assert counted == [{"CLIVELY", "CQUIET"}, {"CQUIET"}, {"CLIVELY", "CQUIET"}]
 
 
 async def test_the_paces_of_many_channels_are_counted_in_one_go(database_url: str) -> None:
