@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from sqlalchemy import TextClause, text
 from sqlalchemy.engine import Connection
 
+from app.db.dialects import read_guard
 from app.db.ingest import NewMessage, Reroute
 from app.db.models import PEOPLES_MESSAGES
 from app.domain import Route, RouteKind
@@ -109,17 +110,6 @@ def channel_paces(
     return paces
 
 
-def _count(
-    connection: Connection, channels: Sequence[str], since: float, most: int
-) -> dict[str, int]:
-    """channel_paces in the recording transaction: on PostgreSQL in a savepoint, so that a
-    failed read leaves the transaction usable."""
-    if connection.dialect.name == "postgresql":
-        with connection.begin_nested():
-            return channel_paces(connection, channels, since, most=most)
-    return channel_paces(connection, channels, since, most=most)
-
-
 class FloorPaces:
     """The channels last counted at the floor's pace (`most` messages or more), until when
     that count stands (FLOOR_RECOUNT_SECONDS). Used by the recorder's one writer at a time."""
@@ -173,7 +163,8 @@ def with_pace(
         unknown = [channel for channel in channels if channel not in paces]
         if unknown:
             try:
-                counted = _count(connection, unknown, now - window, most)
+                with read_guard(connection):
+                    counted = channel_paces(connection, unknown, now - window, most=most)
             except Exception:  # their waits stay the quiet one; the messages are recorded
                 logger.exception("could not read the channels' pace")
                 counted = {}

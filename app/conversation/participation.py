@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.conversation.claims import spoke
+from app.db.dialects import read_guard
 from app.db.ingest import NewMessage
 from app.db.models import TOP_LEVEL, Message, Reply
 from app.domain import ReplyReason, Route, RouteKind
@@ -240,10 +241,7 @@ class Participation:
         keys = [(new.message.channel, new.route.conversation_ts) for new in asking]
         read = partial(taking_part, conversations=keys, user_id=user_id, since=now - self.window)
         try:
-            if connection.dialect.name == "postgresql":
-                with connection.begin_nested():
-                    found = read(connection)
-            else:
+            with read_guard(connection):
                 found = read(connection)
         except Exception:
             logger.exception("could not tell whether tomo takes part in these conversations")

@@ -23,10 +23,7 @@ from app.conversation.pace import (
     with_pace,
 )
 from app.db.engine import create_engine
-from app.db.ingest import NewMessage
 from app.db.migrate import upgrade_to_head
-from app.domain import Route, RouteKind
-from app.slack.events import IncomingMessage
 from tests.conftest import (
     TEST_DATABASE_URL,
     StartTomo,
@@ -35,6 +32,7 @@ from tests.conftest import (
     purpose_of,
     wait_for,
 )
+from tests.db.test_isolation import message
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.processes import Server, server
@@ -167,21 +165,6 @@ async def test_a_lively_burst_spread_over_a_fleet_is_judged_sooner_and_once(
         assert await instance.stop(), instance.output()
 
 
-def _message(channel: str, ts: str) -> NewMessage:
-    incoming = IncomingMessage(
-        channel=channel,
-        ts=ts,
-        team_id="T1",
-        thread_ts="",
-        user_id="U1",
-        bot_id=None,
-        text="hi",
-        subtype=None,
-        channel_type="channel",
-    )
-    return NewMessage(incoming, Route(RouteKind.JUDGMENT, ""))
-
-
 async def test_a_channel_at_the_floors_pace_is_not_counted_again_for_a_while(
     database_url: str,
 ) -> None:
@@ -214,7 +197,7 @@ async def test_a_channel_at_the_floors_pace_is_not_counted_again_for_a_while(
             await connection.execute(insert, lively + quiet)
 
         async def batch(at: float) -> dict[str, int]:
-            messages = [_message("CLIVELY", f"{at:.6f}"), _message("CQUIET", f"{at:.6f}")]
+            messages = [message(f"{at:.6f}", channel=c) for c in ("CLIVELY", "CQUIET")]
             async with engine.connect() as connection:
                 routes = await connection.run_sync(lambda c: rerouted(c, messages, at))
             return {key[0]: route.pace for key, route in routes.items()}

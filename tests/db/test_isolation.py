@@ -59,9 +59,10 @@ async def test_a_text_the_database_refuses_is_cleaned_and_fails_no_other_event(
     assert "recorded with NULs or surrogates replaced" in caplog.text
 
 
-def message(ts: str, text_: str = "hello") -> NewMessage:
+def message(ts: str, text_: str = "hello", *, channel: str = "C1") -> NewMessage:
+    """A person's message at the top level, routed to a judgment."""
     incoming = IncomingMessage(
-        channel="C1",
+        channel=channel,
         ts=ts,
         team_id="T0001",
         thread_ts="",
