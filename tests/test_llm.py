@@ -124,10 +124,12 @@ async def test_a_failed_judgment_is_recorded_and_nothing_is_posted(
         model.fail(status=503, times=1)  # the judgment fails: recorded, no reply
         await tomo.message("anyone seen the release notes?")
 
-        async def one_call() -> bool:
-            return len(await calls(tomo)) == 1
+        async def recorded() -> bool:  # the call's record, then the decision's, are written
+            return len(await calls(tomo)) == 1 and bool(
+                await tomo.rows("SELECT valid FROM judgment")
+            )
 
-        await wait_for(one_call, what="the failed judgment's record")
+        await wait_for(recorded, what="the failed judgment's call and decision")
         rows = await calls(tomo)
         decisions = await tomo.rows("SELECT valid, reason FROM judgment")
     assert [(r["purpose"], r["success"]) for r in rows] == [("judgment", False)]
