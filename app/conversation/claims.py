@@ -21,7 +21,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, insert, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, case, insert, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
@@ -44,7 +44,9 @@ NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unles
 
 def spoke() -> ColumnElement[bool]:
     """The claims through which tomo said something (or is saying it now)."""
-    return or_(col(Reply.status).not_in(NOT_SPOKEN), col(Reply.posted_ts).is_not(None))
+    # Each status compared on its own: a NOT IN of a list is rendered again on every run.
+    said = and_(*(col(Reply.status) != status for status in NOT_SPOKEN))
+    return or_(said, col(Reply.posted_ts).is_not(None))
 
 
 @dataclass(frozen=True)

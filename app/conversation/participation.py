@@ -19,6 +19,7 @@ level's few newest messages only where tomo spoke there.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.conversation.claims import spoke
-from app.db.dialects import read_guard
+from app.db.dialects import in_listed, read_guard
 from app.db.ingest import NewMessage
 from app.db.models import TOP_LEVEL, Message, Reply
 from app.domain import ReplyReason, Route, RouteKind
@@ -92,38 +93,36 @@ def _among_last_turns(connection: Connection, channel: str, user_id: str) -> boo
     return False
 
 
-def _spoken_in() -> CompoundSelect:
+@functools.cache
+def _spoken_in(dialect: str) -> CompoundSelect:
     """tomo's claims in some conversations: in the threads or top levels asked for (the reply
     table's unique key, channel and thread), and its top-level posts that are the parents of
-    the threads asked for. Built once; its lists are bound when it runs (expanding), so it is
-    compiled once too. The channels and threads are matched as two lists, a few pairs more
-    than asked for, which the caller drops."""
+    the threads asked for. Built once per dialect; its lists are bound when it runs, each as
+    one JSON array, so it is compiled once too. The channels and threads are matched as two
+    lists, a few pairs more than asked for, which the caller drops."""
     claimed = (
         col(Reply.channel),
         col(Reply.thread_ts),
         col(Reply.posted_ts),
         func.coalesce(col(Reply.posted_at), col(Reply.created_at)),
     )
-    channels = col(Reply.channel).in_(bindparam("channels", expanding=True))
+    channels = in_listed(col(Reply.channel), "channels", dialect)
     recent = col(Reply.created_at) >= bindparam("since")
     return union_all(
         select(*claimed).where(
             channels,
-            col(Reply.thread_ts).in_(bindparam("conversations", expanding=True)),
+            in_listed(col(Reply.thread_ts), "conversations", dialect),
             recent,
             spoke(),
         ),
         select(*claimed).where(
             channels,
             col(Reply.thread_ts) == TOP_LEVEL,
-            col(Reply.posted_ts).in_(bindparam("threads", expanding=True)),
+            in_listed(col(Reply.posted_ts), "threads", dialect),
             recent,
             spoke(),
         ),
     )
-
-
-_SPOKEN_IN = _spoken_in()
 
 
 def taking_part(
@@ -133,7 +132,7 @@ def taking_part(
     of tomo's claims in these conversations, whatever their number; then the top level's newest
     messages, once per channel where tomo spoke at its top level."""
     rows = connection.execute(
-        _SPOKEN_IN,
+        _spoken_in(connection.dialect.name),
         {
             "channels": sorted({channel for channel, _ in conversations}),
             "conversations": sorted({thread_ts for _, thread_ts in conversations}),
