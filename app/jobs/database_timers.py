@@ -331,4 +331,5 @@ class DatabaseTimers:
                 seconds=self._stalled_seconds,
                 on_stalled=self._on_stalled,
                 alive=self._keepalive.worker_id,
+                running=self._keepalive.running,
             )

@@ -12,7 +12,10 @@ Procrastinate's own `update_heartbeat`, from the stop's start until the worker h
 which it does once every job has finished or been handed back to the queue.
 
 The worker is learnt from the worker middleware, which Procrastinate calls around each job with
-it: a worker that never ran a job has nothing to hand back, and no heartbeat to keep.
+it: a worker that never ran a job has nothing to hand back, and no heartbeat to keep. The
+middleware also keeps the ids of the jobs running here: a worker row that another instance's
+start pruned (its heartbeat late: this process starved of the CPU) leaves them with no worker
+id, which the stalled check takes for a dead worker's, and this process would run them twice.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from procrastinate import exceptions as queue_errors
@@ -41,13 +44,22 @@ class Keepalive:
     def __init__(self, *, interval: float) -> None:
         self._interval = interval
         self._worker: Worker | None = None
+        self.running: set[int] = set()  # the ids of the jobs running in this process
 
     async def middleware(
         self, call_next: AsyncCallNext, context: JobContext, worker: Worker
     ) -> Any:
-        """Procrastinate's worker middleware: it only learns which worker runs the jobs."""
+        """Procrastinate's worker middleware: it learns which worker runs the jobs, and which
+        jobs run here."""
         self._worker = worker
-        return await call_next()
+        job_id = context.job.id
+        if job_id is None:
+            return await call_next()
+        self.running.add(job_id)
+        try:
+            return await call_next()
+        finally:
+            self.running.discard(job_id)
 
     @property
     def worker_id(self) -> int | None:
@@ -69,16 +81,22 @@ class Keepalive:
 
 
 async def retry_stalled(
-    manager: JobManager, *, seconds: float, on_stalled: OnStalled | None, alive: int | None
+    manager: JobManager,
+    *,
+    seconds: float,
+    on_stalled: OnStalled | None,
+    alive: int | None,
+    running: Collection[int] = (),
 ) -> None:
     """Jobs left running by a worker whose heartbeat is older than `seconds` (a
     SIGKILL, a lost machine), or that has unregistered, run again; a conversation job's
     `on_stalled` comes first (a reply's claim is handed back, so the retry can take it over).
     `alive`: the worker running this check, alive whatever its heartbeat says: a process
     starved of the CPU for longer than `seconds` may run this before its late heartbeat, and
-    would run its own running jobs a second time."""
+    would run its own running jobs a second time. `running`: the jobs running in this process,
+    whatever worker the database gives them (none, once another instance pruned its row)."""
     for job in await manager.get_stalled_jobs(seconds_since_heartbeat=seconds):
-        if alive is not None and job.worker_id == alive:
+        if (alive is not None and job.worker_id == alive) or job.id in running:
             continue
         await _retry(manager, job, on_stalled)
 

@@ -232,6 +232,63 @@ async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
 
 
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
+async def test_a_worker_whose_row_was_pruned_never_runs_its_own_job_again(
+    database_url: str,
+) -> None:
+    """Another instance's start prunes the workers whose heartbeat is late (Procrastinate's
+    `prune_stalled_workers`): a live but starved process loses its row, and its running job
+    its worker id (ON DELETE SET NULL), which the stalled check takes for a dead worker's. The
+    process that runs the job does not run it again. The row deleted stands in for the prune."""
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    timers = DatabaseTimers(database_url, stalled_seconds=3)
+    calls: Calls = []
+    statuses: list[str] = []
+
+    async def judge(**details: Any) -> None:
+        calls.append((time.time(), details))
+        if len(calls) == 1:
+            async with engine.begin() as connection:
+                await connection.execute(text("DELETE FROM procrastinate_workers"))
+                orphaned = await connection.execute(
+                    text(
+                        "SELECT count(*) FROM procrastinate_jobs"
+                        " WHERE task_name = 'judgment' AND status = 'doing' AND worker_id IS NULL"
+                    )
+                )
+                assert orphaned.scalar_one() == 1
+            await timers.retry_stalled()
+            async with engine.connect() as connection:  # not handed back to the queue
+                status = await connection.execute(
+                    text("SELECT status FROM procrastinate_jobs WHERE task_name = 'judgment'")
+                )
+                statuses.append(status.scalar_one())
+            await asyncio.sleep(2.0)  # a long job: the worker's other slots poll meanwhile
+
+    timers.handle(JobKind.JUDGMENT, judge)
+    await timers.start()
+    try:
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
+        )
+        await wait_for(lambda: calls, what="the judgment")
+
+        async def finished() -> bool:
+            async with engine.connect() as connection:
+                left = await connection.execute(
+                    text("SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'judgment'")
+                )
+                return left.scalar_one() == 0
+
+        await wait_for(finished, what="the judgment's job done")
+        await asyncio.sleep(1.0)  # a second run would have begun (the worker polls each 0.5 s)
+    finally:
+        await timers.stop()
+        await engine.dispose()
+    assert statuses == ["doing"] and len(calls) == 1
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
 async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
     database_url: str,
 ) -> None:
