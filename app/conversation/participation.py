@@ -98,8 +98,8 @@ def _spoken_in(dialect: str) -> CompoundSelect:
     """tomo's claims in some conversations: in the threads or top levels asked for (the reply
     table's unique key, channel and thread), and its top-level posts that are the parents of
     the threads asked for. Built once per dialect; its lists are bound when it runs, each as
-    one JSON array, so it is compiled once too. The channels and threads are matched as two
-    lists, a few pairs more than asked for, which the caller drops."""
+    one parameter (app.db.dialects.in_listed), so it is compiled once too. The channels and
+    threads are matched as two lists, a few pairs more than asked for, which the caller drops."""
     claimed = (
         col(Reply.channel),
         col(Reply.thread_ts),
