@@ -188,25 +188,30 @@ async def silence(connection: AsyncConnection, worker: int | None = None) -> Non
     )
 
 
-@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
-async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
-    database_url: str,
-) -> None:
-    """A process starved of the CPU longer than JOB_STALLED_SECONDS may look for stalled jobs
-    before its late heartbeat is sent: its own running jobs are not among them (it runs the
-    check, so it is alive). The heartbeat made an hour old stands in for the starvation."""
+async def its_own_check(
+    database_url: str, before: Callable[[AsyncConnection], Awaitable[None]]
+) -> tuple[Calls, list[str]]:
+    """A judgment whose first run does `before` in the database, runs the stalled check itself
+    and reads its job's status then, and lasts 2 s more (the worker's other slots poll
+    meanwhile). Its runs, and the job's status after the check."""
     engine = create_engine(database_url)
     await upgrade_to_head(engine)
     timers = DatabaseTimers(database_url, stalled_seconds=3)
     calls: Calls = []
+    statuses: list[str] = []
 
     async def judge(**details: Any) -> None:
         calls.append((time.time(), details))
         if len(calls) == 1:
             async with engine.begin() as connection:
-                await silence(connection)
+                await before(connection)
             await timers.retry_stalled()
-            await asyncio.sleep(2.0)  # a long job: the worker's other slots poll meanwhile
+            async with engine.connect() as connection:  # handed back to the queue, or not
+                status = await connection.execute(
+                    text("SELECT status FROM procrastinate_jobs WHERE task_name = 'judgment'")
+                )
+                statuses.append(status.scalar_one())
+            await asyncio.sleep(2.0)
 
     timers.handle(JobKind.JUDGMENT, judge)
     await timers.start()
@@ -228,6 +233,17 @@ async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
     finally:
         await timers.stop()
         await engine.dispose()
+    return calls, statuses
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
+async def test_a_worker_starved_past_its_heartbeat_never_runs_its_own_job_again(
+    database_url: str,
+) -> None:
+    """A process starved of the CPU longer than JOB_STALLED_SECONDS may look for stalled jobs
+    before its late heartbeat is sent: its own running jobs are not among them (it runs the
+    check, so it is alive). The heartbeat made an hour old stands in for the starvation."""
+    calls, _ = await its_own_check(database_url, silence)
     assert len(calls) == 1
 
 
@@ -239,52 +255,18 @@ async def test_a_worker_whose_row_was_pruned_never_runs_its_own_job_again(
     `prune_stalled_workers`): a live but starved process loses its row, and its running job
     its worker id (ON DELETE SET NULL), which the stalled check takes for a dead worker's. The
     process that runs the job does not run it again. The row deleted stands in for the prune."""
-    engine = create_engine(database_url)
-    await upgrade_to_head(engine)
-    timers = DatabaseTimers(database_url, stalled_seconds=3)
-    calls: Calls = []
-    statuses: list[str] = []
 
-    async def judge(**details: Any) -> None:
-        calls.append((time.time(), details))
-        if len(calls) == 1:
-            async with engine.begin() as connection:
-                await connection.execute(text("DELETE FROM procrastinate_workers"))
-                orphaned = await connection.execute(
-                    text(
-                        "SELECT count(*) FROM procrastinate_jobs"
-                        " WHERE task_name = 'judgment' AND status = 'doing' AND worker_id IS NULL"
-                    )
-                )
-                assert orphaned.scalar_one() == 1
-            await timers.retry_stalled()
-            async with engine.connect() as connection:  # not handed back to the queue
-                status = await connection.execute(
-                    text("SELECT status FROM procrastinate_jobs WHERE task_name = 'judgment'")
-                )
-                statuses.append(status.scalar_one())
-            await asyncio.sleep(2.0)  # a long job: the worker's other slots poll meanwhile
-
-    timers.handle(JobKind.JUDGMENT, judge)
-    await timers.start()
-    try:
-        await timers.set(
-            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
+    async def pruned(connection: AsyncConnection) -> None:
+        await connection.execute(text("DELETE FROM procrastinate_workers"))
+        orphaned = await connection.execute(
+            text(
+                "SELECT count(*) FROM procrastinate_jobs"
+                " WHERE task_name = 'judgment' AND status = 'doing' AND worker_id IS NULL"
+            )
         )
-        await wait_for(lambda: calls, what="the judgment")
+        assert orphaned.scalar_one() == 1
 
-        async def finished() -> bool:
-            async with engine.connect() as connection:
-                left = await connection.execute(
-                    text("SELECT count(*) FROM procrastinate_jobs WHERE task_name = 'judgment'")
-                )
-                return left.scalar_one() == 0
-
-        await wait_for(finished, what="the judgment's job done")
-        await asyncio.sleep(1.0)  # a second run would have begun (the worker polls each 0.5 s)
-    finally:
-        await timers.stop()
-        await engine.dispose()
+    calls, statuses = await its_own_check(database_url, pruned)
     assert statuses == ["doing"] and len(calls) == 1
 
 
