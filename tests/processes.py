@@ -91,8 +91,10 @@ class Server:
             self._process.kill()
             await asyncio.wait_for(self._process.wait(), 5)
 
-    def output(self) -> str:
-        return self._log.read_text(errors="replace")[-6000:]
+    def output(self, characters: int = 6000) -> str:
+        """The end of the log of this server's lives, without the health checks' lines."""
+        lines = self._log.read_text(errors="replace").splitlines(keepends=True)
+        return "".join(line for line in lines if "GET /healthz" not in line)[-characters:]
 
     def logged(self, text: str) -> bool:
         """Whether any of this server's lives has logged `text`."""

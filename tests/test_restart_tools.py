@@ -102,8 +102,10 @@ async def test_killed_mid_loop_the_restart_runs_the_reply_again_and_answers_once
     assert await tomo.stop(), tomo.output()
     # Run again from the start: the first round and the tool twice, one answer.
     first_rounds = model.requests_for(lambda r: not after_a_tool(r))
-    assert len(first_rounds) == 2 and len(model.requests_for(after_a_tool)) >= 2
-    assert recorded and set(recorded) == {claim_id}
+    story = f"{len(model.requests)} model requests; both lives' log:\n{tomo.output(20000)}"
+    assert len(first_rounds) == 2 and len(model.requests_for(after_a_tool)) >= 2, story
+    assert recorded and set(recorded) == {claim_id}, story
+    assert len(slack.bot_messages("C1")) == 1, story
     (message,) = slack.bot_messages("C1")
     assert message["text"] == ANSWER and message.get("thread_ts") == ts
     if streamed:
