@@ -50,6 +50,10 @@ logger = logging.getLogger(__name__)
 # The longest a scheduled job waits past its time for a worker to look (a new job that is
 # due at once wakes the workers straight away).
 POLL_SECONDS = 0.5
+# A worker that stopped on an error is started again after this long, twice as long after
+# each failure in a row (the database down), up to RESTART_MAX_SECONDS.
+RESTART_SECONDS = 1.0
+RESTART_MAX_SECONDS = 30.0
 CONCURRENCY = 32  # jobs one instance runs at once; they hold no connection while they wait
 POOL_SIZE = 8  # Procrastinate's own connections per instance (our engine has its own pool)
 
@@ -149,22 +153,37 @@ class DatabaseTimers:
     async def start(self) -> None:
         logging.getLogger("procrastinate").setLevel(logging.WARNING)  # our jobs log themselves
         await self._manager()
-        self._worker = asyncio.create_task(
-            self.app.run_worker_async(
-                name=f"tomo@{socket.gethostname()}:{os.getpid()}",
-                concurrency=CONCURRENCY,
-                wait=True,
-                install_signal_handlers=False,  # uvicorn's, and the lifespan stops us
-                listen_notify=True,
-                fetch_job_polling_interval=POLL_SECONDS,
-                delete_jobs="always",
-                update_heartbeat_interval=self._stalled_seconds / 3,
-                stalled_worker_timeout=self._stalled_seconds,
-                shutdown_graceful_timeout=STOP_GRACE_SECONDS,
-                worker_middleware=[self._keepalive.middleware],
-            ),
-            name="procrastinate-worker",
-        )
+        self._worker = asyncio.create_task(self._work(), name="procrastinate-worker")
+
+    async def _work(self) -> None:
+        """Procrastinate's worker, started again whenever it stops on an error; stop() cancels
+        it. Its row pruned by another instance's start (its heartbeat late: this process
+        starved of the CPU), its next fetch fails: the job would name a worker that no longer
+        exists. The worker then gives its running jobs their grace, unregisters and stops; a
+        new one registers again."""
+        delay = RESTART_SECONDS
+        while True:
+            started = time.monotonic()
+            try:
+                await self.app.run_worker_async(
+                    name=f"tomo@{socket.gethostname()}:{os.getpid()}",
+                    concurrency=CONCURRENCY,
+                    wait=True,
+                    install_signal_handlers=False,  # uvicorn's, and the lifespan stops us
+                    listen_notify=True,
+                    fetch_job_polling_interval=POLL_SECONDS,
+                    delete_jobs="always",
+                    update_heartbeat_interval=self._stalled_seconds / 3,
+                    stalled_worker_timeout=self._stalled_seconds,
+                    shutdown_graceful_timeout=STOP_GRACE_SECONDS,
+                    worker_middleware=[self._keepalive.middleware],
+                )
+            except queue_errors.ConnectorException:
+                logger.exception("the Procrastinate worker stopped on an error; starting another")
+            if time.monotonic() - started > RESTART_MAX_SECONDS:
+                delay = RESTART_SECONDS  # it had been working: the database is back
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RESTART_MAX_SECONDS)
 
     async def stop(self) -> None:
         """Running jobs get STOP_GRACE_SECONDS; those still running then go back to the queue.

@@ -271,6 +271,48 @@ async def test_a_worker_whose_row_was_pruned_never_runs_its_own_job_again(
 
 
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
+async def test_a_worker_whose_row_was_pruned_starts_again_and_runs_the_next_jobs(
+    database_url: str,
+) -> None:
+    """A worker whose row another instance pruned fails at its next fetch (the job would name
+    a worker that no longer exists): it is started again, with a row of its own, and runs the
+    jobs that come after, instead of leaving this instance with no worker until a restart."""
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    timers = DatabaseTimers(database_url, stalled_seconds=3)
+    calls: Calls = []
+
+    async def judge(**details: Any) -> None:
+        calls.append((time.time(), details))
+        if len(calls) == 1:
+            async with engine.begin() as connection:
+                await connection.execute(text("DELETE FROM procrastinate_workers"))
+
+    timers.handle(JobKind.JUDGMENT, judge)
+    await timers.start()
+    try:
+        for n, channel in enumerate(("C1", "C2")):
+            await timers.set(
+                JobKind.JUDGMENT,
+                channel=channel,
+                thread_ts="",
+                run_at=time.time(),
+                latest_ts=f"1.{n}",
+            )
+            await wait_for(
+                lambda n=n: len(calls) > n, timeout=30, what=f"the judgment of {channel}"
+            )
+        assert timers.running
+        async with engine.connect() as connection:
+            workers = await connection.execute(text("SELECT count(*) FROM procrastinate_workers"))
+            assert workers.scalar_one() == 1
+    finally:
+        await timers.stop()
+        await engine.dispose()
+    assert [details["channel"] for _, details in calls] == ["C1", "C2"]
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
 async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
     database_url: str,
 ) -> None:
