@@ -156,11 +156,13 @@ class DatabaseTimers:
         self._worker = asyncio.create_task(self._work(), name="procrastinate-worker")
 
     async def _work(self) -> None:
-        """Procrastinate's worker, started again whenever it stops on an error; stop() cancels
-        it. Its row pruned by another instance's start (its heartbeat late: this process
-        starved of the CPU), its next fetch fails: the job would name a worker that no longer
-        exists. The worker then gives its running jobs their grace, unregisters and stops; a
-        new one registers again."""
+        """Procrastinate's worker, started again whenever it stops of itself; stop() cancels
+        it. It stops on a failed fetch: with its row pruned by another instance's start (its
+        heartbeat late: this process starved of the CPU) the job would name a worker that no
+        longer exists. It also stops, without raising, when one of its side tasks fails (the
+        heartbeat, the LISTEN connection: the database restarted). Either way it gives its
+        running jobs their grace, hands back the rest, unregisters and stops; a new one
+        registers again."""
         delay = RESTART_SECONDS
         while True:
             started = time.monotonic()
@@ -180,6 +182,8 @@ class DatabaseTimers:
                 )
             except queue_errors.ConnectorException:
                 logger.exception("the Procrastinate worker stopped on an error; starting another")
+            else:
+                logger.error("the Procrastinate worker stopped (see above); starting another")
             if time.monotonic() - started > RESTART_MAX_SECONDS:
                 delay = RESTART_SECONDS  # it had been working: the database is back
             await asyncio.sleep(delay)

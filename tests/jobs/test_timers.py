@@ -313,6 +313,45 @@ async def test_a_worker_whose_row_was_pruned_starts_again_and_runs_the_next_jobs
 
 
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
+async def test_a_worker_whose_connections_were_cut_starts_again_and_runs_the_next_jobs(
+    database_url: str,
+) -> None:
+    """The database closes the worker's connections (a restart, a failover): its LISTEN
+    connection's task fails, and Procrastinate's worker stops without raising. It is started
+    again and runs the jobs that come after."""
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    timers = DatabaseTimers(database_url, stalled_seconds=3)
+    calls: Calls = []
+
+    async def judge(**details: Any) -> None:
+        calls.append((time.time(), details))
+
+    async def cut() -> int:
+        async with engine.connect() as connection:
+            cut = await connection.execute(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE application_name = 'tomo-jobs' AND datname = current_database()"
+                )
+            )
+            return int(cut.scalar_one())
+
+    timers.handle(JobKind.JUDGMENT, judge)
+    await timers.start()
+    try:
+        await wait_for(cut, what="the worker's connections, cut")
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
+        )
+        await wait_for(lambda: calls, timeout=60, what="the judgment, after the cut")
+        assert timers.running
+    finally:
+        await timers.stop()
+        await engine.dispose()
+
+
+@pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
 async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
     database_url: str,
 ) -> None:
