@@ -24,7 +24,10 @@ BOT_USER = "UBOT"
 TOP, THREAD, BOT, MENTION = "top", "thread", "bot", "mention"
 KINDS = (TOP, THREAD, BOT, MENTION)
 _counter = itertools.count(1)
-_base = int(time.time()) - 3600
+# Messages are a minute old, as Slack's events are fresh: the lively-channel pace counts a
+# channel's messages of the last PACE_WINDOW_SECONDS by their ts (an hour old, as here until
+# 2026-11-28, every channel counted as quiet, each acknowledgement counting it again).
+_base = int(time.time()) - 60
 
 
 @dataclass(frozen=True)
