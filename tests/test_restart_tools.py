@@ -116,8 +116,9 @@ async def test_killed_mid_loop_the_restart_runs_the_reply_again_and_answers_once
     story = f"{len(model.requests)} model requests; both lives' log:\n{tomo.output(20000)}"
     assert len(first_rounds) == 2 and len(model.requests_for(after_a_tool)) >= 2, story
     assert recorded and set(recorded) == {claim_id}, story
-    assert len(slack.bot_messages("C1")) == 1, story
-    (message,) = slack.bot_messages("C1")
+    messages = slack.bot_messages("C1")
+    assert len(messages) == 1, story
+    (message,) = messages
     assert message["text"] == ANSWER and message.get("thread_ts") == ts
     if streamed:
         (stream,) = slack.streams()

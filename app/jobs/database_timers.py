@@ -50,8 +50,8 @@ logger = logging.getLogger(__name__)
 # The longest a scheduled job waits past its time for a worker to look (a new job that is
 # due at once wakes the workers straight away).
 POLL_SECONDS = 0.5
-# A worker that stopped on an error is started again after this long, twice as long after
-# each failure in a row (the database down), up to RESTART_MAX_SECONDS.
+# A worker that stopped of itself is started again after this long, twice as long after
+# each stop in a row (the database down), up to RESTART_MAX_SECONDS.
 RESTART_SECONDS = 1.0
 RESTART_MAX_SECONDS = 30.0
 CONCURRENCY = 32  # jobs one instance runs at once; they hold no connection while they wait

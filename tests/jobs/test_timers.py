@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.jobs.backend import TimerBackend
 from app.jobs.database_timers import DatabaseTimers
 from app.jobs.kinds import JobKind
+from app.jobs.liveness import OnStalled
 from app.jobs.timers import Timers
 from tests.conftest import TEST_DATABASE_URL, wait_for
 
@@ -23,6 +24,22 @@ Calls = list[tuple[float, dict[str, Any]]]
 StartTimers = Callable[
     [Callable[..., Awaitable[Any]]], contextlib.AbstractAsyncContextManager[TimerBackend]
 ]
+
+
+@contextlib.asynccontextmanager
+async def database_timers(
+    database_url: str, *, stalled_seconds: float = 3, on_stalled: OnStalled | None = None
+) -> AsyncIterator[tuple[DatabaseTimers, AsyncEngine]]:
+    """Procrastinate's timers on a migrated database, not started yet, and an engine of the
+    test's own on it; both closed after the block."""
+    engine = create_engine(database_url)
+    await upgrade_to_head(engine)
+    timers = DatabaseTimers(database_url, stalled_seconds=stalled_seconds, on_stalled=on_stalled)
+    try:
+        yield timers, engine
+    finally:
+        await timers.stop()
+        await engine.dispose()
 
 
 @pytest.fixture(
@@ -40,20 +57,16 @@ def start_timers(request: pytest.FixtureRequest, database_url: str) -> StartTime
 
     @contextlib.asynccontextmanager
     async def run(judge: Callable[..., Awaitable[Any]]) -> AsyncIterator[TimerBackend]:
-        timers: TimerBackend
-        if request.param == "apscheduler":
-            timers = Timers()
-        else:
-            engine = create_engine(database_url)
-            await upgrade_to_head(engine)
-            await engine.dispose()
-            timers = DatabaseTimers(database_url, stalled_seconds=3)
-        timers.handle(JobKind.JUDGMENT, judge)
-        await timers.start()
-        try:
+        async with contextlib.AsyncExitStack() as stack:
+            timers: TimerBackend
+            if request.param == "apscheduler":
+                timers = Timers()
+                stack.push_async_callback(timers.stop)
+            else:
+                timers, _ = await stack.enter_async_context(database_timers(database_url))
+            timers.handle(JobKind.JUDGMENT, judge)
+            await timers.start()
             yield timers
-        finally:
-            await timers.stop()
 
     return run
 
@@ -194,32 +207,22 @@ async def its_own_check(
     """A judgment whose first run does `before` in the database, runs the stalled check itself
     and reads its job's status then, and lasts 2 s more (the worker's other slots poll
     meanwhile). Its runs, and the job's status after the check."""
-    engine = create_engine(database_url)
-    await upgrade_to_head(engine)
-    timers = DatabaseTimers(database_url, stalled_seconds=3)
     calls: Calls = []
     statuses: list[str] = []
+    async with database_timers(database_url) as (timers, engine):
 
-    async def judge(**details: Any) -> None:
-        calls.append((time.time(), details))
-        if len(calls) == 1:
-            async with engine.begin() as connection:
-                await before(connection)
-            await timers.retry_stalled()
-            async with engine.connect() as connection:  # handed back to the queue, or not
-                status = await connection.execute(
-                    text("SELECT status FROM procrastinate_jobs WHERE task_name = 'judgment'")
-                )
-                statuses.append(status.scalar_one())
-            await asyncio.sleep(2.0)
-
-    timers.handle(JobKind.JUDGMENT, judge)
-    await timers.start()
-    try:
-        await timers.set(
-            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
-        )
-        await wait_for(lambda: calls, what="the judgment")
+        async def judge(**details: Any) -> None:
+            calls.append((time.time(), details))
+            if len(calls) == 1:
+                async with engine.begin() as connection:
+                    await before(connection)
+                await timers.retry_stalled()
+                async with engine.connect() as connection:  # handed back to the queue, or not
+                    status = await connection.execute(
+                        text("SELECT status FROM procrastinate_jobs WHERE task_name = 'judgment'")
+                    )
+                    statuses.append(status.scalar_one())
+                await asyncio.sleep(2.0)
 
         async def finished() -> bool:
             async with engine.connect() as connection:
@@ -228,11 +231,14 @@ async def its_own_check(
                 )
                 return left.scalar_one() == 0
 
+        timers.handle(JobKind.JUDGMENT, judge)
+        await timers.start()
+        await timers.set(
+            JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
+        )
+        await wait_for(lambda: calls, what="the judgment")
         await wait_for(finished, what="the judgment's job done")
         await asyncio.sleep(1.0)  # a second run would have begun (the worker polls each 0.5 s)
-    finally:
-        await timers.stop()
-        await engine.dispose()
     return calls, statuses
 
 
@@ -277,20 +283,17 @@ async def test_a_worker_whose_row_was_pruned_starts_again_and_runs_the_next_jobs
     """A worker whose row another instance pruned fails at its next fetch (the job would name
     a worker that no longer exists): it is started again, with a row of its own, and runs the
     jobs that come after, instead of leaving this instance with no worker until a restart."""
-    engine = create_engine(database_url)
-    await upgrade_to_head(engine)
-    timers = DatabaseTimers(database_url, stalled_seconds=3)
     calls: Calls = []
+    async with database_timers(database_url) as (timers, engine):
 
-    async def judge(**details: Any) -> None:
-        calls.append((time.time(), details))
-        if len(calls) == 1:
-            async with engine.begin() as connection:
-                await connection.execute(text("DELETE FROM procrastinate_workers"))
+        async def judge(**details: Any) -> None:
+            calls.append((time.time(), details))
+            if len(calls) == 1:
+                async with engine.begin() as connection:
+                    await connection.execute(text("DELETE FROM procrastinate_workers"))
 
-    timers.handle(JobKind.JUDGMENT, judge)
-    await timers.start()
-    try:
+        timers.handle(JobKind.JUDGMENT, judge)
+        await timers.start()
         for n, channel in enumerate(("C1", "C2")):
             await timers.set(
                 JobKind.JUDGMENT,
@@ -306,9 +309,6 @@ async def test_a_worker_whose_row_was_pruned_starts_again_and_runs_the_next_jobs
         async with engine.connect() as connection:
             workers = await connection.execute(text("SELECT count(*) FROM procrastinate_workers"))
             assert workers.scalar_one() == 1
-    finally:
-        await timers.stop()
-        await engine.dispose()
     assert [details["channel"] for _, details in calls] == ["C1", "C2"]
 
 
@@ -319,36 +319,27 @@ async def test_a_worker_whose_connections_were_cut_starts_again_and_runs_the_nex
     """The database closes the worker's connections (a restart, a failover): its LISTEN
     connection's task fails, and Procrastinate's worker stops without raising. It is started
     again and runs the jobs that come after."""
-    engine = create_engine(database_url)
-    await upgrade_to_head(engine)
-    timers = DatabaseTimers(database_url, stalled_seconds=3)
     calls: Calls = []
+    async with database_timers(database_url) as (timers, engine):
 
-    async def judge(**details: Any) -> None:
-        calls.append((time.time(), details))
-
-    async def cut() -> int:
-        async with engine.connect() as connection:
-            cut = await connection.execute(
-                text(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                    " WHERE application_name = 'tomo-jobs' AND datname = current_database()"
+        async def cut() -> int:
+            async with engine.connect() as connection:
+                cut = await connection.execute(
+                    text(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        " WHERE application_name = 'tomo-jobs' AND datname = current_database()"
+                    )
                 )
-            )
-            return int(cut.scalar_one())
+                return int(cut.scalar_one())
 
-    timers.handle(JobKind.JUDGMENT, judge)
-    await timers.start()
-    try:
+        timers.handle(JobKind.JUDGMENT, recorder(calls))
+        await timers.start()
         await wait_for(cut, what="the worker's connections, cut")
         await timers.set(
             JobKind.JUDGMENT, channel="C1", thread_ts="", run_at=time.time(), latest_ts="1.1"
         )
         await wait_for(lambda: calls, timeout=60, what="the judgment, after the cut")
         assert timers.running
-    finally:
-        await timers.stop()
-        await engine.dispose()
 
 
 @pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is PostgreSQL's")
@@ -359,8 +350,6 @@ async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
     job: the first runs it again, a live worker takes it, and the second must not hand it
     back to the queue while it runs. The live worker's taking it is written in SQL, in the
     second check's hand-back of the claim (the slow part of a real check)."""
-    engine = create_engine(database_url)
-    await upgrade_to_head(engine)
     handed_back: list[dict[str, Any]] = []
 
     async def on_stalled(kind: JobKind, details: dict[str, Any]) -> None:
@@ -375,8 +364,8 @@ async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
                 {"live": live},
             )
 
-    timers = DatabaseTimers(database_url, stalled_seconds=1, on_stalled=on_stalled)
-    try:
+    stalled = database_timers(database_url, stalled_seconds=1, on_stalled=on_stalled)
+    async with stalled as (timers, engine):
         await timers.set(
             JobKind.REPLY, channel="C1", thread_ts="", run_at=time.time() + 3600, latest_ts="1.1"
         )
@@ -394,7 +383,4 @@ async def test_two_stalled_checks_at_once_run_a_dead_workers_job_again_once(
             jobs = (
                 await connection.execute(text("SELECT status, attempts FROM procrastinate_jobs"))
             ).all()
-    finally:
-        await timers.stop()
-        await engine.dispose()
     assert [tuple(job) for job in jobs] == [("todo", 1)]  # run again once, by the first check
