@@ -308,7 +308,8 @@ class Settings(DatabaseSettings):
 
 def settings_environment(settings: Settings) -> dict[str, str]:
     """These settings as environment variables, secrets included, for a child process (the
-    job worker) to read back exactly; unset values are left out."""
+    job worker) to read back exactly, and `.env`'s other variables (a provider's key, which
+    LiteLLM reads from the environment); unset values are left out."""
     environment = {}
     for name in Settings.model_fields:
         value = getattr(settings, name)
@@ -321,6 +322,9 @@ def settings_environment(settings: Settings) -> dict[str, str]:
         elif isinstance(value, tuple):
             value = ",".join(value)
         environment[name] = str(value)
+    for name, value in (settings.model_extra or {}).items():  # `.env`'s others: provider keys
+        if value is not None:
+            environment.setdefault(name, str(value))
     return environment
 
 

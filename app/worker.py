@@ -69,7 +69,10 @@ async def main(fd: int, metrics_directory: str | None = None) -> None:
     """`metrics_directory`: where the web process's metrics are counted (app.metrics)."""
     if metrics_directory:
         metrics.start(Path(metrics_directory))  # before anything here can count
-    settings = load_settings()
+    # Its parent's settings, exactly, from the environment it was given (`.env` included,
+    # as the parent read it): never a `.env` of its own, which a parent given other
+    # settings (a test's) did not read.
+    settings = load_settings(_env_file=None)
     setup_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
     engine = create_engine(settings.DATABASE_URL, connections=CONNECTIONS)
     if engine.dialect.name == "sqlite":

@@ -10,6 +10,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -152,8 +153,11 @@ def uvicorn(
 ) -> subprocess.Popen[bytes]:
     """`uvicorn APP` on 127.0.0.1:port as a subprocess; its output goes to `log`."""
     command = [sys.executable, "-m", "uvicorn", app, "--host", HOST, "--port", str(port), *flags]
+    command += ["--app-dir", str(ROOT)]
     out = open(log, "ab") if log else subprocess.DEVNULL  # the child holds it from here on
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    # Not in the checkout: a developer's `.env` there would be read over `env`.
+    cwd = log.parent if log else Path(tempfile.gettempdir())
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
 def get(url: str, timeout: float = 1.0) -> int:

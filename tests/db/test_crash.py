@@ -35,10 +35,9 @@ def free_port() -> int:
 
 def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1"]
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [*command, "--port", str(port)], env=env, cwd=PROJECT_ROOT, stdout=out, stderr=out
-        )
+    command += ["--app-dir", str(PROJECT_ROOT), "--port", str(port)]
+    with log.open("ab") as out:  # run beside its log: a developer's `.env` is not read
+        return subprocess.Popen(command, env=env, cwd=log.parent, stdout=out, stderr=out)
 
 
 async def wait_healthy(client: httpx.AsyncClient, process: subprocess.Popen[bytes]) -> None:
