@@ -12,6 +12,7 @@ from app.metrics import count_slack_error
 from app.slack.errors import SlackError, error_from_exception, unreadable
 
 if TYPE_CHECKING:
+    import aiohttp
     from slack_sdk.web.async_client import AsyncWebClient
 
 __all__ = ["BotIdentity", "SlackClient", "SlackError"]
@@ -26,7 +27,9 @@ logger = logging.getLogger(__name__)
 READ, READ_NOW, POST, SIGN = "read", "read-now", "post", "sign"
 
 
-def _web_client(*, token: str, base_url: str, timeout: float, policy: str) -> AsyncWebClient:
+def _web_client(
+    *, token: str, base_url: str, timeout: float, policy: str, session: aiohttp.ClientSession | None
+) -> AsyncWebClient:
     import aiohttp
     from slack_sdk.http_retry.async_handler import AsyncRetryHandler
     from slack_sdk.http_retry.builtin_async_handlers import (
@@ -55,6 +58,25 @@ def _web_client(*, token: str, base_url: str, timeout: float, policy: str) -> As
         base_url=base_url,
         timeout=timeout,  # type: ignore[arg-type]
         retry_handlers=handlers,
+        session=session,
+    )
+
+
+# Connections to Slack are kept open between calls (one TLS handshake for a reply's several
+# calls, not one each) for this long at most, well under the idle time after which servers
+# close them (uvicorn's 5 s; load balancers' 60 s or more), so that a call never goes out on
+# a connection the server is closing: a post on such a connection could not be retried.
+KEEPALIVE_SECONDS = 2.0
+
+
+def _session(timeout: float) -> aiohttp.ClientSession:
+    """The HTTP session the calls of one event loop share: slack-sdk's client otherwise opens a
+    session, and a connection, for every call. `timeout`: each call's, as slack-sdk sets it."""
+    import aiohttp
+
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(keepalive_timeout=KEEPALIVE_SECONDS),
+        timeout=aiohttp.ClientTimeout(total=timeout),
     )
 
 
@@ -85,26 +107,43 @@ def _counted(error: SlackError) -> SlackError:
 
 class SlackClient:
     """slack-sdk's async client (and aiohttp under it, a quarter of a second of imports) is
-    imported on a thread at the first call, so start-up does not wait for it."""
+    imported on a thread at the first call, so start-up does not wait for it. The calls share
+    one HTTP session, and its open connections, on the event loop that made the first call;
+    a call from another loop (none in tomo's processes) gets a session of its own, as slack-sdk
+    gives it. `close` closes the shared one."""
 
     def __init__(self, *, token: str, base_url: str, timeout: float = 10.0) -> None:
         self._token, self._base_url, self._timeout = token, base_url, timeout
         self._clients: dict[str, AsyncWebClient] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def _web(self, policy: str) -> AsyncWebClient:
+        loop = asyncio.get_running_loop()
         if policy not in self._clients:
             await asyncio.to_thread(importlib.import_module, "slack_sdk.web.async_client")
             if policy not in self._clients:
-                self._clients[policy] = _web_client(
-                    token=self._token, base_url=self._base_url, timeout=self._timeout, policy=policy
-                )
+                if self._session is None:
+                    self._session, self._loop = _session(self._timeout), loop
+                self._clients[policy] = self._client(policy, self._session)
+        if loop is not self._loop:
+            return self._client(policy, None)
         return self._clients[policy]
 
+    def _client(self, policy: str, session: aiohttp.ClientSession | None) -> AsyncWebClient:
+        return _web_client(
+            token=self._token,
+            base_url=self._base_url,
+            timeout=self._timeout,
+            policy=policy,
+            session=session,
+        )
+
     async def close(self) -> None:
-        for web in self._clients.values():
-            session = getattr(web, "session", None)
-            if session is not None:
-                await session.close()
+        session, self._session = self._session, None
+        self._clients.clear()
+        if session is not None:
+            await session.close()
 
     async def _call(
         self, method: str, *, wait_if_limited: bool = True, policy: str = READ, **params: Any

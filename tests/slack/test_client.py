@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from app.slack.client import SlackClient, SlackError
@@ -56,6 +56,35 @@ async def test_a_non_json_error_body_becomes_our_error() -> None:
     assert raised.value.method == "auth.test"
     assert "502" in raised.value.error
     assert raised.value.uncertain  # a 5xx: Slack may have done it
+
+
+async def test_calls_share_their_connections_and_close_them_with_the_client() -> None:
+    """A reply's several calls go over one kept-open connection (one TLS handshake with Slack,
+    not one per call), whatever each call's retry policy; `close` closes it."""
+    clients: list[tuple[str, int]] = []
+
+    async def answer(request: Request) -> JSONResponse:
+        assert request.client is not None
+        clients.append((request.client.host, request.client.port))
+        return JSONResponse({"ok": True, "channel": "C1", "ts": "1700000000.000200"})
+
+    server = ServerThread(
+        Starlette(routes=[Route("/api/{method}", answer, methods=["GET", "POST"])])
+    )
+    server.start()
+    client = SlackClient(token="xoxb-test", base_url=f"{server.base_url}/api/")
+    try:
+        await client.post_message(channel="C1", text="one", thread_ts=THREAD)  # a post
+        await client.thread_messages(channel="C1", thread_ts=THREAD, limit=5)  # a read
+        await client.add_reaction(channel="C1", ts=THREAD, name="eyes")  # a sign
+        await client.post_message(channel="C1", text="two", thread_ts=THREAD)
+        assert len(clients) == 4 and len(set(clients)) == 1, clients
+        await client.close()
+        await client.post_message(channel="C1", text="after close", thread_ts=THREAD)
+        assert len(clients) == 5 and clients[-1] != clients[0]  # a new session, a new one
+    finally:
+        await client.close()
+        server.stop()
 
 
 @pytest.mark.parametrize(
