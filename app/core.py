@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -25,11 +26,12 @@ from app.conversation.pace import with_pace
 from app.conversation.participation import Participation
 from app.db.engine import session_factory, sqlite_reader
 from app.db.recorder import Recorder
-from app.job_services import JobServices, build_job_services
-from app.llm.prompts import compile_templates
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
+
+if TYPE_CHECKING:
+    from app.job_services import JobServices
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +101,8 @@ def build_core(
     sessions = session_factory(engine)
     services = None
     if runs_jobs:
+        from app.job_services import build_job_services
+
         services = build_job_services(
             settings,
             engine,
@@ -140,6 +144,8 @@ async def load_job_libraries() -> None:
     thread: app.llm.preload), slack-sdk's async client and the prompt templates. Then the
     collector is kept off what start-up built: a full collection would walk those few hundred
     thousand objects, a pause of a quarter of a second."""
+    from app.llm.prompts import compile_templates
+
     started = time.monotonic()
     llm_module.preload()
     # A failed import is logged by app.llm, or reported by the first call that needs it.

@@ -12,40 +12,42 @@ import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app import metrics
 from app.assistant.suggested import SuggestedPrompts
-from app.context.builder import ContextBuilder
 from app.conversation import claims
 from app.conversation.intake import Intake
-from app.conversation.judgment import JudgmentService
 from app.conversation.on_it import OnIt
 from app.conversation.recovery import restore_timers
-from app.conversation.reply import ReplyService
 from app.conversation.timer_policy import TimerPolicy
 from app.core import Core, build_core, load_job_libraries, load_slack_sdk
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.reachable import DatabaseUnreachable, open_database
-from app.job_services import JobServices
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.jobs.runner import InlineJobs, JobRunner
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
-from app.llm import LLM
 from app.llm.model_keys import CHECKING, check_model_key
-from app.memory.refresh import MemoryService
 from app.retention.erase import Eraser
 from app.retention.guard import unless_workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
 from app.retention.reinstall import SLACK_RESUME, after_identity, resume_slack, slack_works_again
 from app.settings import Settings
 from app.slack.client import SlackClient
+
+if TYPE_CHECKING:  # the job services are built only where jobs run (app.core)
+    from app.context.builder import ContextBuilder
+    from app.conversation.judgment import JudgmentService
+    from app.conversation.reply import ReplyService
+    from app.job_services import JobServices
+    from app.llm import LLM
+    from app.memory.refresh import MemoryService
 
 logger = logging.getLogger(__name__)
 

@@ -5,10 +5,13 @@ gives its freed memory back."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 
 import pytest
 
+from app.db.migrate import PROJECT_ROOT
 from app.files import reading
 from app.jobs.heap import _malloc_trim, give_back
 from app.llm.client import litellm_module
@@ -54,3 +57,55 @@ def test_each_file_read_gives_the_heaps_free_pages_back(monkeypatch: pytest.Monk
     with pytest.raises(ValueError):
         reading.read_now(int, "not a number")
     assert given == ["back", "back"]  # after a failed read too
+
+
+WEB_PROCESS = """
+import asyncio, sys
+from app.db.engine import create_engine
+from app.db.migrate import upgrade_to_head
+from app.runtime import build_runtime
+from app.settings import Settings
+
+async def main() -> None:
+    settings = Settings(
+        _env_file=None, DATABASE_URL=sys.argv[1], JOB_WORKER="process",
+        SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="secret",
+    )
+    engine = create_engine(settings.DATABASE_URL)
+    await upgrade_to_head(engine)  # a new database: every migration runs here
+    runtime = build_runtime(settings, engine)
+    await runtime.close()
+
+import app.main  # noqa
+asyncio.run(main())
+print(" ".join(sorted(sys.modules)))
+"""
+
+# What the job worker needs and the web process does not: pictures, documents and pages,
+# the model's libraries, the prompts' templates; and Procrastinate with psycopg under it,
+# which the migrations need on PostgreSQL only.
+JOBS_ONLY = ("PIL", "pypdf", "httpx", "trafilatura", "litellm", "openai", "jinja2")
+POSTGRESQL_ONLY = ("procrastinate", "psycopg")
+
+
+async def test_the_web_process_does_not_load_what_only_jobs_or_postgresql_need(
+    tmp_path: Path,
+) -> None:
+    """The web process on SQLite, with its job worker apart (the default), migrated a new
+    database and wired: none of the job worker's libraries, nor Procrastinate's, stay in its
+    memory (about 18 MiB of PSS: docs/BENCHMARKS.md#memory)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        WEB_PROCESS,
+        f"sqlite:///{tmp_path / 'tomo.db'}",
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(PROJECT_ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=180)
+    assert process.returncode == 0, err.decode()[-2000:]
+    loaded = {name.split(".")[0] for name in out.decode().split()}
+    assert "sqlalchemy" in loaded and "alembic" in loaded  # it did import and migrate
+    assert sorted(loaded & {*JOBS_ONLY, *POSTGRESQL_ONLY}) == []

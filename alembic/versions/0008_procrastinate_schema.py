@@ -17,7 +17,6 @@ the release's files from SchemaManager.get_migrations_path().
 from collections.abc import Sequence
 
 from alembic import op
-from procrastinate.schema import SchemaManager
 from sqlalchemy.util import await_
 
 revision: str = "0008"
@@ -30,6 +29,10 @@ def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "postgresql":
         return
+    # Imported here: on SQLite, Procrastinate and psycopg under it (12 MiB) would stay in the
+    # memory of the process that migrated, the web process.
+    from procrastinate.schema import SchemaManager
+
     # The schema is a script of many statements; asyncpg runs such a script (without
     # parameters) as one simple query, in this migration's transaction.
     driver = bind.connection.driver_connection
