@@ -235,6 +235,13 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
     )
 
 
+async def migrate(settings: Settings, engine: AsyncEngine) -> None:
+    """The schema at head. Where jobs run in the job worker, this process keeps only what
+    serving needs: a child process migrates (app.db.migrate)."""
+    apart = settings.DATABASE_URL if settings.JOB_WORKER == "process" else None
+    await upgrade_to_head(engine, apart=apart)
+
+
 async def _clear_leftover_signs(runtime: Runtime) -> None:
     try:
         await runtime.on_it.clear_leftovers()
@@ -257,7 +264,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
         loading.cancel()
         metrics.stop(counted)
         raise
-    await upgrade_to_head(engine)
+    await migrate(settings, engine)
     runtime = build_runtime(settings, engine)
     runtime.metrics_directory = counted
     runtime.background.add(loading)

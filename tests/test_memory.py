@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.db.migrate import PROJECT_ROOT
+from app.db.engine import create_engine
+from app.db.migrate import PROJECT_ROOT, SCHEMA_HEAD, current_revision
 from app.files import reading
 from app.jobs.heap import _malloc_trim, give_back
 from app.llm.client import litellm_module
@@ -62,8 +63,7 @@ def test_each_file_read_gives_the_heaps_free_pages_back(monkeypatch: pytest.Monk
 WEB_PROCESS = """
 import asyncio, sys
 from app.db.engine import create_engine
-from app.db.migrate import upgrade_to_head
-from app.runtime import build_runtime
+from app.runtime import build_runtime, migrate
 from app.settings import Settings
 
 async def main() -> None:
@@ -72,7 +72,7 @@ async def main() -> None:
         SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="secret",
     )
     engine = create_engine(settings.DATABASE_URL)
-    await upgrade_to_head(engine)  # a new database: every migration runs here
+    await migrate(settings, engine)  # a new database: every migration runs
     runtime = build_runtime(settings, engine)
     await runtime.close()
 
@@ -82,9 +82,10 @@ print(" ".join(sorted(sys.modules)))
 """
 
 # What the job worker needs and the web process does not: pictures, documents and pages,
-# the model's libraries, the prompts' templates; and Procrastinate with psycopg under it,
-# which the migrations need on PostgreSQL only.
+# the model's libraries, the prompts' templates; what migrates (done by a child process);
+# and Procrastinate with psycopg under it, which the migrations need on PostgreSQL only.
 JOBS_ONLY = ("PIL", "pypdf", "httpx", "trafilatura", "litellm", "openai", "jinja2")
+MIGRATING = ("alembic", "mako", "pygments")
 POSTGRESQL_ONLY = ("procrastinate", "psycopg")
 
 
@@ -107,5 +108,10 @@ async def test_the_web_process_does_not_load_what_only_jobs_or_postgresql_need(
     out, err = await asyncio.wait_for(process.communicate(), timeout=180)
     assert process.returncode == 0, err.decode()[-2000:]
     loaded = {name.split(".")[0] for name in out.decode().split()}
-    assert "sqlalchemy" in loaded and "alembic" in loaded  # it did import and migrate
-    assert sorted(loaded & {*JOBS_ONLY, *POSTGRESQL_ONLY}) == []
+    assert "sqlalchemy" in loaded
+    assert sorted(loaded & {*JOBS_ONLY, *MIGRATING, *POSTGRESQL_ONLY}) == []
+    engine = create_engine(f"sqlite:///{tmp_path / 'tomo.db'}")
+    try:
+        assert await current_revision(engine) == SCHEMA_HEAD  # migrated all the same
+    finally:
+        await engine.dispose()

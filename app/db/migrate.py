@@ -1,12 +1,19 @@
 """Bring the schema to Alembic head at start-up (idempotent).
 
 Importing Alembic costs a few hundred milliseconds, so when the database already records the
-head revision (every start but the first after an upgrade) it is not imported at all.
+head revision (every start but the first after an upgrade) it is not imported at all. A web
+process whose jobs run in a worker process apart migrates through a short-lived child
+process (`alembic upgrade head`, as Heroku's release phase runs it): what Alembic imports,
+with Mako under it, would otherwise stay in that process's memory for its whole life (about
+10 MiB of the 512 MB a container has, docs/BENCHMARKS.md#memory).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import sys
 from pathlib import Path
 
 from sqlalchemy import text
@@ -55,11 +62,50 @@ def _upgrade(connection: Connection) -> None:
     command.upgrade(config, "head")
 
 
-async def upgrade_to_head(engine: AsyncEngine) -> None:
+class MigrationFailed(Exception):
+    """The child process that migrates the database failed: the schema is as it was."""
+
+
+async def _upgrade_apart(database_url: str) -> None:
+    """`alembic upgrade head` in a child process on `database_url` (the setting, passed in its
+    environment, never on its command line); its lines go to this process's log."""
+    environment = {**os.environ, "DATABASE_URL": database_url}
+    child = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "alembic", "-c", str(PROJECT_ROOT / "alembic.ini")),
+        *("upgrade", "head"),
+        env=environment,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        said, _ = await child.communicate()
+    except BaseException:  # stopped meanwhile: the child's transaction is rolled back
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+        raise
+    lines = said.decode(errors="replace").splitlines()
+    for line in lines:
+        logger.info("migration: %s", line)
+    if child.returncode != 0:
+        raise MigrationFailed(f"alembic upgrade head exited {child.returncode}: {lines[-5:]}")
+
+
+async def upgrade_to_head(engine: AsyncEngine, *, apart: str | None = None) -> None:
+    """`apart`: the DATABASE_URL of `engine`, to migrate in a child process (above); None:
+    here, on `engine`."""
     revision = await current_revision(engine)
     if revision == SCHEMA_HEAD:
         logger.debug("database schema at head %s", revision)
         return
-    logger.info("upgrading database schema from %s to head", revision or "nothing")
+    logger.info(
+        "upgrading database schema from %s to head%s",
+        revision or "nothing",
+        " in a process of its own" if apart else "",
+    )
+    if apart is not None:
+        await _upgrade_apart(apart)
+        return
     async with engine.begin() as connection:
         await connection.run_sync(_upgrade)

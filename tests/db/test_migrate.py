@@ -24,6 +24,7 @@ from app.db.engine import create_engine
 from app.db.migrate import (
     PROJECT_ROOT,
     SCHEMA_HEAD,
+    MigrationFailed,
     _upgrade,
     current_revision,
     ours,
@@ -91,6 +92,23 @@ async def test_upgrade_twice_is_idempotent_and_matches_the_models(database_url: 
     assert TABLES <= tables
     assert differences == []
     assert kept == ["general"]
+
+
+async def test_a_migration_apart_that_fails_says_so_and_leaves_the_schema_as_it_was(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The child process cannot open its database (a file where no file can be): start-up
+    stops with its words, and the database the server opened is as it was."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'tomo.db'}")
+    caplog.set_level("INFO", logger="app.db.migrate")
+    try:
+        with pytest.raises(MigrationFailed) as failed:
+            await upgrade_to_head(engine, apart="sqlite:////proc/no-database-here/tomo.db")
+        assert await current_revision(engine) is None
+    finally:
+        await engine.dispose()
+    assert "exited 1" in str(failed.value)
+    assert any("migration: " in r.getMessage() for r in caplog.records)  # its words, logged
 
 
 async def test_alembic_upgrade_head_from_the_command_line(
