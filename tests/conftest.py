@@ -304,6 +304,20 @@ class Tomo:
         assert isinstance(self.runtime.timers, Timers)
         return self.runtime.timers
 
+    @contextlib.asynccontextmanager
+    async def timers_held(self) -> AsyncIterator[None]:
+        """No timer runs inside the block, however long its deliveries take on a busy machine;
+        those due meanwhile run as it ends, late (a late timer still runs). For messages that
+        must reach tomo within one quiet wait, as a thread reply that moves its parent's
+        conversation into the thread: a short MIN_WAIT_SECONDS alone assumes they come faster
+        than it."""
+        scheduler = self.memory_timers.scheduler
+        scheduler.pause()
+        try:
+            yield
+        finally:
+            scheduler.resume()
+
     async def timers(self, *kinds: str) -> list[Timer]:
         """The pending timers (of these kinds), soonest first."""
         return [t for t in await self.runtime.timers.list() if not kinds or t.kind in kinds]

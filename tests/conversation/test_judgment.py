@@ -53,8 +53,9 @@ async def test_judgment_prompt_is_one_system_message_with_the_conversation_last(
 ) -> None:
     answer_by_purpose(model, judgment=judgment_json(False))
     async with start_tomo(MIN_WAIT_SECONDS=0.1, PERSONA_NAME="Mimi") as tomo:
-        parent = await tomo.message("top-level chatter", user="U2")
-        await tomo.message("in the thread", thread_ts=parent)
+        async with tomo.timers_held():  # the thread reply comes before the parent's judgment
+            parent = await tomo.message("top-level chatter", user="U2")
+            await tomo.message("in the thread", thread_ts=parent)
         await model.wait_for_requests(1)
     (message,) = model.requests[0]["messages"]
     prompt = message["content"]

@@ -233,8 +233,9 @@ async def test_an_autonomous_reply_in_a_thread_is_posted_in_that_thread(
 ) -> None:
     answer_by_purpose(model, judgment=judgment_json(True, delay=0), reply="good luck!")
     async with start_tomo(MIN_WAIT_SECONDS=0.2) as tomo:
-        parent = await tomo.message("exam tomorrow", user="U2")
-        await tomo.message("I'm so nervous", thread_ts=parent, user="U2")
+        async with tomo.timers_held():  # the thread reply comes before the parent's judgment
+            parent = await tomo.message("exam tomorrow", user="U2")
+            await tomo.message("I'm so nervous", thread_ts=parent, user="U2")
         (post,) = await slack.wait_for_posts(1)
         decisions = await tomo.rows("SELECT thread_ts FROM judgment")
     assert post["thread_ts"] == parent

@@ -90,9 +90,10 @@ async def test_payload(
         case.setup(slack, shift)
     model.responder = answer
     async with start_tomo(MIN_WAIT_SECONDS=0.1, MAX_REPLY_DELAY_SECONDS=0) as tomo:
-        for fixture_name in case.send:
-            response = await tomo.send(walk(fixture(fixture_name)))
-            assert response.status_code == 200, response.text
+        async with tomo.timers_held():  # a case's events all come within the quiet wait
+            for fixture_name in case.send:
+                response = await tomo.send(walk(fixture(fixture_name)))
+                assert response.status_code == 200, response.text
         await settle(tomo)
         rows = {(r["channel"], r["ts"]): r for r in await tomo.rows("SELECT * FROM message")}
         judgments = await tomo.rows("SELECT latest_ts FROM judgment")
