@@ -25,9 +25,13 @@ pytestmark = pytest.mark.skipif(not TEST_DATABASE_URL, reason="Procrastinate is 
 FLEET = {
     "JOB_BACKEND": "procrastinate",
     "JOB_WORKER": "inline",  # each instance one process: a SIGKILL takes its jobs with it
-    "JOB_STALLED_SECONDS": "3",
     "MIN_WAIT_SECONDS": "1.0",
 }
+# How soon the fleet takes a silent instance for dead, in the tests of instances that die or
+# stop. The others keep the default (30 s): an instance starved of the CPU for 3 s, as on a
+# busy 2-core machine while it imports LiteLLM for its first job, looks dead too, and its
+# running judgment was run again by another (a judgment asked of the model twice).
+STALLED = {"JOB_STALLED_SECONDS": "3"}
 
 
 def purposes(model: FakeModel) -> list[str]:
@@ -142,7 +146,7 @@ async def test_an_instance_killed_mid_reply_loses_nothing_and_posts_once(
     """Both instances are up before the mention, so neither start-up's recovery sees it: the
     reply is run again because its instance stopped sending heartbeats."""
     answer_by_purpose(model, judgment=judgment_json(False), reply="here I am")
-    instances = await fleet(server, 2)
+    instances = await fleet(server, 2, **STALLED)
     model.delay(30)  # the reply is still being written when its instance dies
     await instances[1].message("<@UBOT> still there?", channel="C2")
     await model.wait_for_requests(1, timeout=WORKER_WAIT_SECONDS)
@@ -168,13 +172,13 @@ async def test_a_rolling_restart_loses_and_doubles_nothing(
     written: each conversation is answered exactly once. The instances run their jobs in job
     worker processes, as deployed by default."""
     answer_by_purpose(model, judgment=judgment_json(True, delay=0), reply="answer")
-    old = await fleet(server, 2, JOB_WORKER="process")
+    old = await fleet(server, 2, JOB_WORKER="process", **STALLED)
     await old[0].message("who has the slides?", channel="C1")
     await old[1].message("what's for lunch?", channel="C2")
     model.delay(3)
     await old[0].message("<@UBOT> quick question", channel="C3")
     await model.wait_for_requests(1, timeout=WORKER_WAIT_SECONDS)
-    new = await fleet(server, 2, JOB_WORKER="process")
+    new = await fleet(server, 2, JOB_WORKER="process", **STALLED)
     stopped = await asyncio.gather(*(instance.stop() for instance in old))
     assert all(stopped), [instance.output() for instance in old]
     model.delay(0)
