@@ -18,8 +18,9 @@ import httpx
 from sqlalchemy import text
 
 from app.db.engine import create_engine
-from tests.conftest import SIGNING_SECRET, next_ts
+from tests.conftest import SIGNING_SECRET, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS, WORKER_WAIT_SECONDS
 from tests.signing import sign
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -41,11 +42,11 @@ def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[
 
 
 async def wait_healthy(client: httpx.AsyncClient, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60  # a start on a busy machine
+    deadline = time.monotonic() + WORKER_WAIT_SECONDS  # a start on a busy machine
     while time.monotonic() < deadline:
         assert process.poll() is None, "the server exited during start-up"
         with contextlib.suppress(httpx.TransportError):
-            if (await client.get("/healthz", timeout=1)).status_code == 200:
+            if (await client.get("/healthz", timeout=5)).status_code == 200:
                 return
         await asyncio.sleep(0.05)
     raise AssertionError("the server did not become healthy")
@@ -79,8 +80,13 @@ async def test_every_acknowledged_event_survives_kill_9(
     enough = asyncio.Event()
     numbers = itertools.count()
     limits = httpx.Limits(max_connections=SENDERS)
+    # An answer may take longer than httpx's 5 s on a busy machine (30 requests at once to a
+    # server at niceness 10): a sender whose request timed out before the kill would stop
+    # sending, and with enough of them stopped the 300 acknowledgements would not come.
+    timeout = httpx.Timeout(WAIT_SECONDS)
+    url = f"http://127.0.0.1:{port}"
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits) as client:
+        async with httpx.AsyncClient(base_url=url, limits=limits, timeout=timeout) as client:
             await wait_healthy(client, process)
 
             async def sender() -> None:
@@ -100,7 +106,12 @@ async def test_every_acknowledged_event_survives_kill_9(
                             enough.set()
 
             senders = [asyncio.create_task(sender()) for _ in range(SENDERS)]
-            await asyncio.wait_for(enough.wait(), 30)
+            # However slowly they come; or until every sender stopped (then too few below).
+            await wait_for(
+                lambda: enough.is_set() or all(s.done() for s in senders),
+                timeout=WORKER_WAIT_SECONDS,
+                what=f"{KILL_AFTER} acknowledged events",
+            )
             process.kill()  # SIGKILL: no shutdown, no flush
             await asyncio.gather(*senders)
     finally:
