@@ -320,10 +320,13 @@ async def test_in_a_quiet_channel_follow_ups_are_answered_only_where_a_person_as
     answering(model)
     async with start_tomo(MIN_WAIT_SECONDS=0.2, FOLLOW_UP_WAIT_SECONDS=0.2) as tomo:
         # tomo joins a thread on its own (a judgment), and is asked in another (a mention).
-        parent = await say(tomo, "message_plain", "does anyone know the deploy steps?", user="U2")
-        joined = await say(
-            tomo, "message_thread_reply", "I forgot them", user="U2", thread_ts=parent
-        )
+        async with tomo.timers_held():  # the reply must come within the parent's quiet wait
+            parent = await say(
+                tomo, "message_plain", "does anyone know the deploy steps?", user="U2"
+            )
+            joined = await say(
+                tomo, "message_thread_reply", "I forgot them", user="U2", thread_ts=parent
+            )
         await posted(tomo, slack, 1)
         asked = await mentioned_and_answered(tomo, slack, "what time is standup?")
         await run_command(tomo, "quiet", response_url=hooks.new_url())
