@@ -49,6 +49,10 @@ class Server:
         self._process: asyncio.subprocess.Process | None = None
         self._events = 0
 
+    def client(self) -> httpx.AsyncClient:
+        """A client of this server whose requests wait REQUEST_TIMEOUT for their answers."""
+        return httpx.AsyncClient(base_url=self.url, timeout=REQUEST_TIMEOUT)
+
     async def start(
         self, timeout: float = 60.0, *, healthy: bool = True, app_dir: Path | None = None
     ) -> None:
@@ -64,7 +68,7 @@ class Server:
         if not healthy:
             return
         deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(base_url=self.url, timeout=REQUEST_TIMEOUT) as client:
+        async with self.client() as client:
             while time.monotonic() < deadline:
                 assert self._process.returncode is None, self.output()
                 with contextlib.suppress(httpx.TransportError):
@@ -134,19 +138,19 @@ class Server:
         headers = sign(body, secret=SIGNING_SECRET)
         if retry is not None:
             headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
-        async with httpx.AsyncClient(base_url=self.url, timeout=REQUEST_TIMEOUT) as client:
+        async with self.client() as client:
             response = await client.post("/slack/events", content=body, headers=headers)
         assert response.status_code == 200, response.text
         return ts
 
     async def jobs(self) -> list[dict[str, Any]]:
-        async with httpx.AsyncClient(base_url=self.url, timeout=REQUEST_TIMEOUT) as client:
+        async with self.client() as client:
             response = await client.get("/admin/jobs", headers=BEARER)
         return list(response.json()["jobs"])
 
     async def cancel(self, job_id: str) -> int:
         """DELETE /admin/jobs/{id}; the status code."""
-        async with httpx.AsyncClient(base_url=self.url, timeout=REQUEST_TIMEOUT) as client:
+        async with self.client() as client:
             response = await client.delete(f"/admin/jobs/{job_id}", headers=BEARER)
         return response.status_code
 
@@ -160,7 +164,7 @@ class Server:
         return response.status_code, dict(response.json())
 
     async def health(self) -> dict[str, Any]:
-        async with httpx.AsyncClient(base_url=self.url, timeout=REQUEST_TIMEOUT) as client:
+        async with self.client() as client:
             return dict((await client.get("/healthz")).json())
 
 
