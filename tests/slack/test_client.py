@@ -63,10 +63,27 @@ async def test_calls_share_their_connections_and_close_them_with_the_client() ->
     not one per call), whatever each call's retry policy; `close` closes it."""
     clients: list[tuple[str, int]] = []
 
+    # Each method's answer as Slack's reference shows it (api.slack.com/methods/
+    # chat.postMessage, conversations.replies, reactions.add), trimmed to the fields read.
+    answers = {
+        "chat.postMessage": {
+            "ok": True,
+            "channel": "C1",
+            "ts": "1700000000.000200",
+            "message": {"type": "message", "text": "one", "ts": "1700000000.000200"},
+        },
+        "conversations.replies": {
+            "ok": True,
+            "messages": [{"type": "message", "user": "U1", "text": "hello", "ts": THREAD}],
+            "has_more": False,
+        },
+        "reactions.add": {"ok": True},
+    }
+
     async def answer(request: Request) -> JSONResponse:
         assert request.client is not None
         clients.append((request.client.host, request.client.port))
-        return JSONResponse({"ok": True, "channel": "C1", "ts": "1700000000.000200"})
+        return JSONResponse(answers[request.path_params["method"]])
 
     server = ServerThread(
         Starlette(routes=[Route("/api/{method}", answer, methods=["GET", "POST"])])
