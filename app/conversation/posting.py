@@ -128,19 +128,16 @@ class Poster:
         """One chat.postMessage; the last message with the feedback buttons, sent again
         without them when Slack refused them (a refusal is certain: nothing was posted)."""
         blocks = self.buttons.for_post(claim.id, text) if last else None
-        while True:
-            try:
-                return await self._slack.post_message(
-                    channel=claim.channel,
-                    text=text,
-                    thread_ts=claim.thread_ts or None,
-                    metadata=metadata(claim, number),
-                    blocks=blocks,
-                )
-            except SlackError as error:
-                if blocks is None or not self.buttons.refused(error):
-                    raise
-                blocks = None
+        return await self.buttons.sent(
+            blocks,
+            lambda blocks: self._slack.post_message(
+                channel=claim.channel,
+                text=text,
+                thread_ts=claim.thread_ts or None,
+                metadata=metadata(claim, number),
+                blocks=blocks,
+            ),
+        )
 
     async def _find(self, claim: Claim) -> dict[int, str]:
         """The claim's messages Slack has, by their place in the reply."""

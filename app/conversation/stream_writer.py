@@ -189,7 +189,7 @@ class StreamWriter:
             except SlackError as error:
                 logger.warning("stopping the stream of claim %d failed: %s", *self._of(error))
         if not stopped:
-            await self.settle(ts, number, whole, stop=not self._broken)
+            await self.settle(ts, number, whole, stop=not self._broken, last=last)
         await self._poster.store(self._claim, ts, whole)
         self.posted.append(ts)
         self._current, self._sent, self._pending, self._broken = None, "", "", False
@@ -197,24 +197,23 @@ class StreamWriter:
     async def _stop(self, number: int, *, last: bool) -> None:
         """Stop the current message; the reply's last with the feedback buttons, stopped again
         without them when Slack refused them (a refusal is certain: it is still streaming)."""
-        assert self._current is not None
+        current = self._current
+        assert current is not None
         buttons = self._poster.buttons
-        blocks = buttons.for_stop(self._claim.id) if last else None
-        while True:
-            try:
-                await self._current.stop(
-                    self._pending, metadata=metadata(self._claim, number), blocks=blocks
-                )
-                return
-            except SlackError as error:
-                if blocks is None or not buttons.refused(error):
-                    raise
-                blocks = None
+        await buttons.sent(
+            buttons.for_stop(self._claim.id) if last else None,
+            lambda blocks: current.stop(
+                self._pending, metadata=metadata(self._claim, number), blocks=blocks
+            ),
+        )
 
-    async def settle(self, ts: str, number: int, whole: str, *, stop: bool = True) -> None:
+    async def settle(
+        self, ts: str, number: int, whole: str, *, stop: bool = True, last: bool = False
+    ) -> None:
         """Finish message `number` with its whole text, whatever state it was left in: stopped
-        if it still streams, then rewritten (chat.update) with its metadata. A SlackError here
-        means it may not be finished: the claim stays owed."""
+        if it still streams, then rewritten (chat.update) with its metadata, and the reply's
+        `last` message with the feedback buttons. A SlackError here means it may not be
+        finished: the claim stays owed."""
         if stop:
             try:
                 await MessageStream(self._slack, channel=self._claim.channel, ts=ts).stop(
@@ -222,12 +221,17 @@ class StreamWriter:
                 )
             except SlackError as error:
                 logger.info("stream %s of claim %d was not stopped: %s", ts, self._claim.id, error)
-        await rewrite(
-            self._slack,
-            channel=self._claim.channel,
-            ts=ts,
-            text=whole,
-            metadata=metadata(self._claim, number),
+        buttons = self._poster.buttons
+        await buttons.sent(
+            buttons.for_rewrite(self._claim.id, whole) if last else None,
+            lambda blocks: rewrite(
+                self._slack,
+                channel=self._claim.channel,
+                ts=ts,
+                text=whole,
+                metadata=metadata(self._claim, number),
+                blocks=blocks,
+            ),
         )
 
     async def find_start(self, message: dict[str, Any]) -> str | None:

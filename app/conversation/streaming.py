@@ -210,7 +210,7 @@ class StreamedReplies:
                 continue  # never in Slack: posted below with the rest
             # A message the reply written again no longer fills is closed all the same.
             text = chunks[number] if number < len(chunks) else "…"
-            await writer.settle(str(ts), number, text)
+            await writer.settle(str(ts), number, text, last=number == len(chunks) - 1)
             await self._poster.store(claim, str(ts), text)
         done = await self._poster.post(claim, chunks, look_first=True)
         if done.error is not None:

@@ -123,11 +123,20 @@ class MessageStream:
 
 
 async def rewrite(
-    slack: SlackClient, *, channel: str, ts: str, text: str, metadata: dict[str, Any] | None
+    slack: SlackClient,
+    *,
+    channel: str,
+    ts: str,
+    text: str,
+    metadata: dict[str, Any] | None,
+    blocks: list[dict[str, Any]] | None = None,
 ) -> None:
     """Give a message its whole text (chat.update with `markdown_text`, as a stream writes it):
-    how a stream that can no longer be stopped or appended to is finished."""
-    params: dict[str, Any] = {"channel": channel, "ts": ts, "markdown_text": text}
+    how a stream that can no longer be stopped or appended to is finished. With `blocks` (the
+    text's own markdown block among them: Slack takes no `markdown_text` beside blocks) the
+    message shows those, and `text` is its notification's."""
+    params: dict[str, Any] = {"channel": channel, "ts": ts}
+    params |= {"text": text, "blocks": blocks} if blocks else {"markdown_text": text}
     params |= {"metadata": metadata} if metadata else {}
     await slack.write("chat.update", **params)
 

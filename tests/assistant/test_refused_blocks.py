@@ -1,13 +1,17 @@
 """Where Slack refuses the feedback buttons (`invalid_blocks`), the reply goes without them:
 nothing lost, never twice, logged once per process; and a post Slack may have taken with its
-buttons is still looked up before it is sent again (docs/how-tomo-works.md#feedback)."""
+buttons is still looked up before it is sent again (docs/how-tomo-works.md#feedback). A
+streamed reply gets them on its stop, or on the chat.update that finishes a stream Slack
+stopped taking appends for."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
+from app.slack.feedback_blocks import claim_of_block
 from tests.assistant.helpers import answer_by_purpose, settled, with_blocks
 from tests.conftest import StartTomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -61,17 +65,27 @@ async def test_a_post_slack_took_with_its_buttons_and_answered_500_is_not_posted
     assert len(slack.calls_to("chat.postMessage")) == 1  # found by its metadata instead
 
 
-async def test_a_streamed_reply_gets_the_buttons_on_its_stop(
-    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
-) -> None:
-    model.enqueue("Streaming along, with buttons at the end.")
+async def streamed_reply(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, text: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`text` streamed as the reply to a mention: its one stream, and its claim (id, status,
+    posted_ts)."""
+    model.enqueue(text)
     ts = next_ts()
     slack.add_message("C1", ts=ts, text="<@UBOT> go", user="U1")
     async with start_tomo(**STREAM) as tomo:
         await tomo.message("<@UBOT> go", ts=ts)
         await settled(tomo)
-        (claim,) = await tomo.rows("SELECT id FROM reply")
+        (claim,) = await tomo.rows("SELECT id, status, posted_ts FROM reply")
     (stream,) = slack.streams()
+    return stream, claim
+
+
+async def test_a_streamed_reply_gets_the_buttons_on_its_stop(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    text = "Streaming along, with buttons at the end."
+    stream, claim = await streamed_reply(start_tomo, slack, model, text)
     (stop,) = slack.calls_to("chat.stopStream")
     assert stream["state"] == "completed"
     assert stream["text"] == "Streaming along, with buttons at the end."
@@ -87,15 +101,10 @@ async def test_a_refused_block_on_the_stop_stops_the_stream_without_it(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    model.enqueue("Streaming along, the buttons refused.")
     slack.refuse_blocks()
-    ts = next_ts()
-    slack.add_message("C1", ts=ts, text="<@UBOT> go", user="U1")
-    async with start_tomo(**STREAM) as tomo:
-        await tomo.message("<@UBOT> go", ts=ts)
-        await settled(tomo)
-        (claim,) = await tomo.rows("SELECT status, posted_ts FROM reply")
-    (stream,) = slack.streams()
+    stream, claim = await streamed_reply(
+        start_tomo, slack, model, "Streaming along, the buttons refused."
+    )
     stops = slack.calls_to("chat.stopStream")
     assert ["blocks" in stop for stop in stops] == [True, False]
     assert stream["state"] == "completed" and "blocks" not in stream
@@ -103,4 +112,47 @@ async def test_a_refused_block_on_the_stop_stops_the_stream_without_it(
     assert not stream["updated"]  # stopped, not rewritten
     assert claim["posted_ts"] == stream["ts"] and slack.posts() == []
     assert len(slack.bot_messages("C1")) == 1
+    assert refusals(caplog) == 1
+
+
+async def finished_by_update(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, text: str
+) -> tuple[dict[str, Any], int]:
+    """A streamed reply whose first append Slack refuses: the message is finished by
+    chat.update. Its stream and the claim's id."""
+    model.pace.every, model.pace.size = 0.3, 8  # long enough for an append (one a second)
+    slack.fail("chat.appendStream", error="internal_error")
+    stream, claim = await streamed_reply(start_tomo, slack, model, text)
+    assert stream["updated"] and stream["text"] == text  # rewritten whole
+    assert claim["posted_ts"] == stream["ts"] and slack.posts() == []
+    assert len(slack.bot_messages("C1")) == 1
+    return stream, claim["id"]
+
+
+async def test_a_streamed_message_finished_by_chat_update_shows_its_text_then_the_buttons(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    text = "**Streaming along**, then an append refused, and the rest written whole."
+    stream, claim = await finished_by_update(start_tomo, slack, model, text)
+    (update,) = slack.calls_to("chat.update")
+    # chat.update takes no markdown_text beside blocks: the markdown goes in a markdown block.
+    assert "markdown_text" not in update and update["text"] == text
+    markdown, buttons = slack.blocks_of("C1", stream["ts"]) or []
+    assert markdown == {"type": "markdown", "text": text}
+    assert buttons["type"] == "context_actions"
+    assert claim_of_block(buttons["block_id"]) == claim
+    assert buttons["elements"][0]["type"] == "feedback_buttons"
+
+
+async def test_a_refused_block_on_chat_update_rewrites_the_message_without_it(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    slack.refuse_blocks()
+    text = "Streaming along, an append refused, and the buttons refused too."
+    stream, _ = await finished_by_update(start_tomo, slack, model, text)
+    updates = slack.calls_to("chat.update")
+    assert ["blocks" in update for update in updates] == [True, False]
+    assert updates[-1]["markdown_text"] == text
+    assert slack.blocks_of("C1", stream["ts"]) is None
     assert refusals(caplog) == 1

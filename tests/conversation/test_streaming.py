@@ -236,6 +236,10 @@ async def test_a_stream_left_open_by_a_cancelled_job_is_finished_in_the_same_mes
     assert stream["ts"] == left["ts"] and stream["thread_ts"] == asked
     assert stream["text"] == "the whole answer, written again" and stream["updated"]
     assert slack.posts() == [] and len(slack.bot_messages("C1")) == 1
+    # The reply's last message, rewritten whole, ends with the feedback buttons.
+    markdown, buttons = slack.blocks_of("C1", stream["ts"]) or []
+    assert markdown == {"type": "markdown", "text": "the whole answer, written again"}
+    assert buttons["type"] == "context_actions"
 
 
 async def test_an_auto_reply_channel_message_is_streamed_into_its_thread(

@@ -1,14 +1,16 @@
-"""How FakeSlack checks a message's `blocks` (chat.postMessage, chat.stopStream), or refuses them.
+"""How FakeSlack checks a message's `blocks` (chat.postMessage, chat.stopStream, chat.update), or
+refuses them.
 
 Shapes from Slack's Block Kit reference (docs.slack.dev/reference/block-kit/blocks/
 context-actions-block: `elements`, at most 5, of `feedback_buttons` or `icon_button`;
 .../block-elements/feedback-buttons-element: `positive_button` and `negative_button`, each a
 `plain_text` `text` and a `value`; .../blocks/section-block: `text` of at most 3,000
-characters) as slack-sdk models and tests them (slack_sdk/models/blocks/blocks.py
-ContextActionsBlock, block_elements.py FeedbackButtonsElement; tests/slack_sdk/models/
-test_blocks.py). A message with blocks Slack cannot read is answered `invalid_blocks` and not
-posted; `refuse_blocks()` answers that to every message with blocks, as a workspace or a
-Slack that does not know the block does.
+characters; .../blocks/markdown-block: `text` of standard markdown, at most 12,000
+characters, as @slack/types' MarkdownBlock has it) as slack-sdk models and tests them
+(slack_sdk/models/blocks/blocks.py ContextActionsBlock, block_elements.py
+FeedbackButtonsElement; tests/slack_sdk/models/test_blocks.py). A message with blocks Slack
+cannot read is answered `invalid_blocks` and not posted; `refuse_blocks()` answers that to
+every message with blocks, as a workspace or a Slack that does not know the block does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tests.fakes.slack_paging import SlackError
 
 MAX_BLOCKS = 50
 SECTION_TEXT_LIMIT = 3000
+MARKDOWN_TEXT_LIMIT = 12_000
 CONTEXT_ACTIONS_ELEMENTS = frozenset({"feedback_buttons", "icon_button"})
 
 
@@ -53,6 +56,9 @@ def _valid(block: dict[str, Any]) -> bool:
             and isinstance(text.get("text"), str)
             and 0 < len(text["text"]) <= SECTION_TEXT_LIMIT
         )
+    if kind == "markdown":
+        text = block.get("text")
+        return isinstance(text, str) and 0 < len(text) <= MARKDOWN_TEXT_LIMIT
     if kind == "context_actions":
         elements = block.get("elements")
         if not isinstance(elements, list) or not 1 <= len(elements) <= 5:

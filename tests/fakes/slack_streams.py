@@ -17,8 +17,9 @@ text travels as `chunks: [{"type": "markdown_text", "text": ...}]` (or `markdown
 - stopStream: the same errors; optional last text, `metadata` (event_type, event_payload) and
   `blocks` rendered under the text (checked as app.slack's blocks are: tests/fakes/slack_blocks).
   Answers `{"ok", "channel", "ts", "message": {...}}` with the finished message.
-- chat.update: `channel`, `ts`, `text` or `markdown_text`, optional `metadata`; a message that
-  is not there `message_not_found`, another author's `cant_update_message`.
+- chat.update: `channel`, `ts`, `text` or `markdown_text`, optional `metadata` and `blocks`
+  (checked as stopStream's; they replace what the message showed); a message that is not there
+  `message_not_found`, another author's `cant_update_message`.
 Task chunks (what an AI app is doing; Slack's chat.appendStream reference, argument `chunks`;
 slack-sdk's models/messages/chunk.py TaskUpdateChunk and @slack/types' TaskUpdateChunk):
 `{"type": "task_update", "id", "title", "status": "pending" | "in_progress" | "complete" |
@@ -219,8 +220,9 @@ class SlackStreams(SlackMarks):
             raise SlackError("message_not_found")
         if message.get("user") != self.bot_user_id:
             raise SlackError("cant_update_message")
+        blocks = checked_blocks(params.get("blocks"), refused=self._blocks_refused)
         text = str(params.get("markdown_text") or params.get("text") or "")
-        if not text and not params.get("blocks"):
+        if not text and not blocks:
             raise SlackError("no_text")
         message["text"] = text
         metadata = _metadata(params)
@@ -228,6 +230,10 @@ class SlackStreams(SlackMarks):
         stream = self._streams.get((channel, ts))
         if stream is not None:
             stream |= {"text": text, "updated": True}
+        if blocks:
+            message["blocks"] = blocks
+            if stream is not None:
+                stream["blocks"] = blocks
         shown = {k: v for k, v in message.items() if k != "metadata"}
         return {"ok": True, "channel": channel, "ts": ts, "text": text, "message": shown}
 
