@@ -2,7 +2,7 @@
 nothing lost, never twice, logged once per process; and a post Slack may have taken with its
 buttons is still looked up before it is sent again (docs/how-tomo-works.md#feedback). A
 streamed reply gets them on its stop, or on the chat.update that finishes a stream Slack
-stopped taking appends for."""
+would not stop."""
 
 from __future__ import annotations
 
@@ -118,10 +118,9 @@ async def test_a_refused_block_on_the_stop_stops_the_stream_without_it(
 async def finished_by_update(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, text: str
 ) -> tuple[dict[str, Any], int]:
-    """A streamed reply whose first append Slack refuses: the message is finished by
-    chat.update. Its stream and the claim's id."""
-    model.pace.every, model.pace.size = 0.3, 8  # long enough for an append (one a second)
-    slack.fail("chat.appendStream", error="internal_error")
+    """A streamed reply Slack will not stop (the stop and the second try at it answered
+    `internal_error`): the message is finished by chat.update. Its stream and the claim's id."""
+    slack.fail("chat.stopStream", error="internal_error", times=2)
     stream, claim = await streamed_reply(start_tomo, slack, model, text)
     assert stream["updated"] and stream["text"] == text  # rewritten whole
     assert claim["posted_ts"] == stream["ts"] and slack.posts() == []
@@ -132,7 +131,7 @@ async def finished_by_update(
 async def test_a_streamed_message_finished_by_chat_update_shows_its_text_then_the_buttons(
     start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
 ) -> None:
-    text = "**Streaming along**, then an append refused, and the rest written whole."
+    text = "**Streaming along**, then a stop refused, and the message written whole."
     stream, claim = await finished_by_update(start_tomo, slack, model, text)
     (update,) = slack.calls_to("chat.update")
     # chat.update takes no markdown_text beside blocks: the markdown goes in a markdown block.
@@ -149,7 +148,7 @@ async def test_a_refused_block_on_chat_update_rewrites_the_message_without_it(
 ) -> None:
     caplog.set_level(logging.INFO)
     slack.refuse_blocks()
-    text = "Streaming along, an append refused, and the buttons refused too."
+    text = "Streaming along, a stop refused, and the buttons refused too."
     stream, _ = await finished_by_update(start_tomo, slack, model, text)
     updates = slack.calls_to("chat.update")
     assert ["blocks" in update for update in updates] == [True, False]
