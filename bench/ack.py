@@ -15,6 +15,7 @@ machine itself does to latency. At the end every acknowledged event is looked up
 database.
 
     .venv/bin/python -m bench.ack --backend procrastinate   # tomo on PostgreSQL, timers as jobs
+    .venv/bin/python -m bench.ack --bolt-stores   # Bolt too keeps each event before answering
 
 With `--backend procrastinate` tomo runs with JOB_BACKEND=procrastinate on a scratch PostgreSQL
 database (TOMO_BENCH_DATABASE_URL names the server): each message's timer is a database write
@@ -232,6 +233,9 @@ async def measure(args: argparse.Namespace, cleanup: contextlib.ExitStack) -> No
         wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
         slack_url, model_url = f"http://127.0.0.1:{port}/api/", f"http://127.0.0.1:{port}/v1"
         bolt_env = {**environment(), "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack_url}
+        if args.bolt_stores:
+            bolt_env["BENCH_BOLT_STORE"] = str(workdir / "bolt.db")
+            print("Bolt writes each event to SQLite and commits before it answers (--bolt-stores)")
         if args.backend == "procrastinate":
             database = cleanup.enter_context(Scratch("ack")).url
         else:
@@ -331,6 +335,11 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=200.0, help="fixed rate, req/s")
     parser.add_argument("--seconds", type=float, help="fixed-rate duration (default 10)")
     parser.add_argument("--mentions", type=float, default=0.02, help="share of mentions")
+    parser.add_argument(
+        "--bolt-stores",
+        action="store_true",
+        help="Bolt writes each event to SQLite before it answers (bench/bolt_app.py)",
+    )
     parser.add_argument(
         "--backend",
         choices=("apscheduler", "procrastinate"),
