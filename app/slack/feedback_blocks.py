@@ -57,7 +57,7 @@ def feedback_block(claim_id: int) -> dict[str, Any]:
     }
 
 
-def text_blocks(text: str) -> list[dict[str, Any]]:
+def text_blocks(text: str) -> Blocks:
     """`text` (Slack mrkdwn) as section blocks, so the message reads as its text does."""
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": part}}
@@ -85,15 +85,15 @@ class FeedbackButtons:
     def __init__(self, *, enabled: bool = True) -> None:
         self.enabled = enabled
 
-    def for_post(self, claim_id: int, text: str) -> list[dict[str, Any]] | None:
+    def for_post(self, claim_id: int, text: str) -> Blocks | None:
         if not self.enabled:
             return None
         return [*text_blocks(text), feedback_block(claim_id)]
 
-    def for_stop(self, claim_id: int) -> list[dict[str, Any]] | None:
+    def for_stop(self, claim_id: int) -> Blocks | None:
         return [feedback_block(claim_id)] if self.enabled else None
 
-    def for_rewrite(self, claim_id: int, text: str) -> list[dict[str, Any]] | None:
+    def for_rewrite(self, claim_id: int, text: str) -> Blocks | None:
         """A streamed message given its whole `text` by chat.update: the text as a markdown
         block, then the buttons."""
         if not self.enabled:
