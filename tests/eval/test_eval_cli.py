@@ -268,8 +268,9 @@ def test_the_committed_data_set() -> None:
     assert "CC BY 4.0" in readme and "CC BY-SA 4.0" in readme
     # The README's counts and sample are those of the committed data.
     assert datasheet(points) in readme
-    for folder in ("en", "ja"):
+    for folder, commit in (("en", "82ed04f9627a"), ("ja", "e6e39cb896df")):
         assert (PROJECT_ROOT / "eval" / folder / "LICENSE").is_file()
+        assert commit in (PROJECT_ROOT / "eval" / folder / "NOTICE.md").read_text()
     size = sum(f.stat().st_size for f in (PROJECT_ROOT / "eval").rglob("*.jsonl"))
     assert size < 400_000
 
