@@ -1,7 +1,8 @@
 """`python -m app.eval.build --irc DIR --mrmp DIR`: write the labelled set (eval/) from local
 copies of the two corpora (git clones of jkkummerfeld/irc-disentanglement and
-nu-dialogue/multi-relational-multi-party-chat-corpus). Nothing is downloaded; the same copies
-and seed give the same files."""
+nu-dialogue/multi-relational-multi-party-chat-corpus), and the generated part of its README
+(counts and a sample, app.eval.datasheet). Nothing is downloaded; the same copies and seed
+give the same files."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from app.eval import build_irc, build_ja
-from app.eval.points import DATA_DIR, Point, excerpt_json
+from app.eval.datasheet import write_datasheet
+from app.eval.points import DATA_DIR, Point, excerpt_json, load_points
 
 SEED = 39
 IRC_SPLITS = ("dev", "test")
-JA_DIALOGUES = 10
+JA_DIALOGUES = 30
 SILENT_PER_SPEAK = {"en": 2, "ja": 1}
-POINTS_PER_EXCERPT = 10
+POINTS_PER_EXCERPT = 6
+DATA_FILES = {"en": Path("en") / "ubuntu_irc.jsonl", "ja": Path("ja") / "mrmp_chat.jsonl"}
 
 
 def _write(path: Path, excerpts: Sequence[list[Point]]) -> int:
@@ -29,14 +32,16 @@ def _write(path: Path, excerpts: Sequence[list[Point]]) -> int:
 
 
 def build(*, irc: Path, mrmp: Path, out: Path = DATA_DIR, seed: int = SEED) -> dict[str, int]:
-    """Write eval/en/ubuntu_irc.jsonl and eval/ja/mrmp_chat.jsonl; the points written."""
+    """Write eval/en/ubuntu_irc.jsonl and eval/ja/mrmp_chat.jsonl, and the generated part of
+    eval/README.md where `out` has that README; the points written."""
     rng = random.Random(seed)
     logs = sorted(p for split in IRC_SPLITS for p in (irc / "data" / split).glob("*.ascii.txt"))
     english = [
-        build_irc.excerpt_from(
+        excerpt
+        for log in logs
+        for excerpt in build_irc.excerpts_from(
             log, rng=rng, silent_per_speak=SILENT_PER_SPEAK["en"], most=POINTS_PER_EXCERPT
         )
-        for log in logs
     ]
     folder = mrmp / "multi_relational_multi_party_chat_corpus" / "dialogues"
     dialogues = sorted(folder.glob("*/*.json"))
@@ -49,10 +54,14 @@ def build(*, irc: Path, mrmp: Path, out: Path = DATA_DIR, seed: int = SEED) -> d
         )
         for path in chosen
     ]
-    return {
-        "en": _write(out / "en" / "ubuntu_irc.jsonl", english),
-        "ja": _write(out / "ja" / "mrmp_chat.jsonl", japanese),
+    written = {
+        "en": _write(out / DATA_FILES["en"], english),
+        "ja": _write(out / DATA_FILES["ja"], japanese),
     }
+    if (out / "README.md").is_file():
+        points = load_points([out / DATA_FILES[language] for language in sorted(DATA_FILES)])
+        write_datasheet(out / "README.md", points)
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from app.eval.baselines import baselines
 from app.eval.points import DataError, load_points
 from app.eval.report import report, table
 from app.eval.run import ask_all
+from app.eval.sample import stratified
 from app.eval.slack_view import VARIANTS
 from app.settings import load_settings
 
@@ -26,7 +27,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m app.eval", description=__doc__)
     parser.add_argument("--model", required=True, help="a LiteLLM model, e.g. openai/gpt-4o-mini")
     parser.add_argument("--json", type=Path, help="write the full report here as JSON")
-    parser.add_argument("--limit", type=int, help="only the first N decision points")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        help="only N decision points, spread over languages and kinds (the same N every run)",
+    )
     parser.add_argument("--concurrency", type=int, default=4, help="model calls at once")
     parser.add_argument(
         "--variant",
@@ -52,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, DataError) as error:
         print(f"cannot read the data: {error}", file=sys.stderr)
         return 2
-    points = points[: arguments.limit] if arguments.limit else points
+    points = stratified(points, arguments.limit) if arguments.limit else points
     # The Slack secrets are not needed: nothing here talks to Slack.
     settings = load_settings(
         SLACK_SIGNING_SECRET="eval", SLACK_BOT_TOKEN="xoxb-eval", LLM_JUDGMENT_MODEL=arguments.model

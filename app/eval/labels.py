@@ -10,12 +10,24 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from app.conversation.participation import TOP_LEVEL_SCAN, TOP_LEVEL_TURNS
-from app.eval.points import SHOWN_MESSAGES, Line, Point
+from app.eval.points import SHOWN_MESSAGES, LabelRule, Line, Point
 
 FOLLOW_UP_WINDOW_SECONDS = 1800.0  # the setting's default
+FOLLOWING = 5  # messages kept after an excerpt's last point, so a reader sees what came next
+
+
+@dataclass(frozen=True)
+class Label:
+    """A message's label as a builder's rule found it; `answer` the position in the corpus
+    (a log's line, a dialogue's message) of the stand-in's message that answered it."""
+
+    speak: bool
+    rule: LabelRule
+    addressees: tuple[str, ...] = ()
+    answer: int | None = None
 
 
 def kind_at(messages: Sequence[Line], index: int, stand_in: str) -> str:
@@ -49,13 +61,23 @@ def kept(
     points: list[Point], *, rng: random.Random, silent_per_speak: int, most: int
 ) -> list[Point]:
     """The points an excerpt keeps (thinned, then at most `most` drawn with `rng`), and the
-    excerpt cut to the messages they show, their indexes moved with it."""
+    excerpt cut to the messages they show and what came next (FOLLOWING messages after the
+    last point, and every kept answer), their indexes moved with it."""
     chosen = thinned(points, rng=rng, silent_per_speak=silent_per_speak)
     if len(chosen) > most:
         chosen = sorted(rng.sample(chosen, most), key=lambda p: p.index)
     if not chosen:
         return []
     first = max(0, chosen[0].index - SHOWN_MESSAGES + 1)
+    last = max([chosen[-1].index + FOLLOWING] + [p.answer or 0 for p in chosen])
     excerpt = chosen[0].excerpt
-    cut = replace(excerpt, messages=excerpt.messages[first : chosen[-1].index + 1])
-    return [replace(p, excerpt=cut, index=p.index - first) for p in chosen]
+    cut = replace(excerpt, messages=excerpt.messages[first : last + 1])
+    return [
+        replace(
+            p,
+            excerpt=cut,
+            index=p.index - first,
+            answer=None if p.answer is None else p.answer - first,
+        )
+        for p in chosen
+    ]

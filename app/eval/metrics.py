@@ -1,8 +1,11 @@
 """Scores for speaking: the confusion of what was done with what the stand-in did, the rates
 an operator weighs, and bootstrap 95 % intervals.
 
-An undefined rate (a precision with nothing spoken, a recall with nothing to speak to) is 0.0,
-as is usual; intervals come from resampling the points with replacement, seeded.
+An undefined rate (a precision with nothing spoken, a recall with nothing to speak to) is
+reported as 0.0, as is usual, and named under `undefined`. Intervals come from resampling
+whole conversations with replacement (the points cut from one excerpt share their messages and
+their stand-in, so they are not independent), seeded; a resample where a rate is undefined
+gives that rate no value, and a rate no resample defines has no interval (None).
 """
 
 from __future__ import annotations
@@ -30,27 +33,38 @@ class Decision:
     speak: bool  # the label: the stand-in spoke
     spoke: bool  # the decision (an unusable answer is silence, as in tomo)
     addressed: bool  # the newest message was addressed to the stand-in
+    conversation: str  # the excerpt the point was cut from: what the bootstrap resamples
 
 
-def _ratio(part: float, whole: float) -> float:
-    return part / whole if whole else 0.0
+def _ratio(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
 
 
-def rates(decisions: Sequence[Decision]) -> dict[str, float]:
+def defined_rates(decisions: Sequence[Decision]) -> dict[str, float | None]:
+    """Each rate, None where it is undefined on these decisions."""
     tp = sum(d.speak and d.spoke for d in decisions)
     fp = sum(not d.speak and d.spoke for d in decisions)
     fn = sum(d.speak and not d.spoke for d in decisions)
     tn = sum(not d.speak and not d.spoke for d in decisions)
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+    specificity = _ratio(tn, tn + fp)
+    unwanted = _ratio(fp, fp + tn)
     addressed = [d for d in decisions if d.addressed]
     return {
         "precision": precision,
         "recall": recall,
-        "f1": _ratio(2 * precision * recall, precision + recall),
-        "balanced_accuracy": (recall + _ratio(tn, tn + fp)) / 2,
-        "unwanted_per_100_silent": 100 * _ratio(fp, fp + tn),
+        "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "balanced_accuracy": None
+        if recall is None or specificity is None
+        else (recall + specificity) / 2,
+        "unwanted_per_100_silent": None if unwanted is None else 100 * unwanted,
         "missed_direct_address_rate": _ratio(sum(not d.spoke for d in addressed), len(addressed)),
     }
+
+
+def rates(decisions: Sequence[Decision]) -> dict[str, float]:
+    """Each rate, 0.0 where it is undefined (as the report's fixed fields have it)."""
+    return {name: value or 0.0 for name, value in defined_rates(decisions).items()}
 
 
 def counts(decisions: Sequence[Decision]) -> dict[str, int]:
@@ -66,20 +80,38 @@ def counts(decisions: Sequence[Decision]) -> dict[str, int]:
 
 def intervals(
     decisions: Sequence[Decision], *, samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
-) -> dict[str, list[float]]:
-    """Each rate's 95 % interval: the 2.5th and 97.5th percentiles over resamples."""
-    if not decisions:
-        return {name: [0.0, 0.0] for name in RATES}
+) -> dict[str, list[float] | None]:
+    """Each rate's 95 % interval: the 2.5th and 97.5th percentiles over resamples of whole
+    conversations in which it is defined; None when no resample defines it."""
+    clusters: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        clusters.setdefault(decision.conversation, []).append(decision)
+    groups = list(clusters.values())
     rng = random.Random(seed)
     drawn: dict[str, list[float]] = {name: [] for name in RATES}
-    for _ in range(samples):
-        sample = rng.choices(decisions, k=len(decisions))
-        for name, value in rates(sample).items():
-            drawn[name].append(value)
-    low, high = int(0.025 * samples), min(samples - 1, int(0.975 * samples))
-    return {name: [sorted(v)[low], sorted(v)[high]] for name, v in drawn.items()}
+    for _ in range(samples if groups else 0):
+        sample = [d for group in rng.choices(groups, k=len(groups)) for d in group]
+        for name, value in defined_rates(sample).items():
+            if value is not None:
+                drawn[name].append(value)
+    return {name: _percentiles(values) for name, values in drawn.items()}
+
+
+def _percentiles(values: list[float]) -> list[float] | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    low, high = int(0.025 * len(ordered)), min(len(ordered) - 1, int(0.975 * len(ordered)))
+    return [ordered[low], ordered[high]]
 
 
 def scored(decisions: Sequence[Decision]) -> dict[str, object]:
-    """Counts, rates and their intervals, as the report's JSON has them."""
-    return {**counts(decisions), **rates(decisions), "intervals": intervals(decisions)}
+    """Counts, rates (0.0 where undefined, those named under `undefined`) and intervals, as
+    the report's JSON has them."""
+    undefined = [name for name, value in defined_rates(decisions).items() if value is None]
+    return {
+        **counts(decisions),
+        **rates(decisions),
+        "undefined": undefined,
+        "intervals": intervals(decisions),
+    }

@@ -5,19 +5,24 @@ A data file holds one excerpt a line (JSON):
 
     {"id", "language", "source", "channel", "stand_in",
      "messages": [{"user", "text", "at"}],
-     "points": [{"index", "kind", "label", "addressees"}]}
+     "points": [{"index", "kind", "label", "label_source", "rule", "addressees", "answer"}]}
 
 `at` is a Unix time; a point's `index` is its newest message (the one a judgment would weigh),
 `kind` `join` (a conversation the stand-in is not part of) or `follow_up` (one it is part of:
-its message is among the last few turns), `label` `speak` or `silent` (what the stand-in did
-next), `addressees` whom the newest message is addressed to, where the corpus says.
+its message is among the last few turns), `label` `speak` or `silent` (whether the stand-in
+answered that message), `label_source` how the label was made (`annotated`: from a corpus's
+human reply annotation; `rule`: from a rule over what people wrote), `rule` which of the
+builders' rules (`LabelRule`) gave it, `answer` (where the excerpt holds it) the stand-in's
+message that answered it, `addressees` whom the newest message is addressed to,
+where the corpus says.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +32,30 @@ DATA_DIR = PROJECT_ROOT / "eval"
 # The channel messages shown before and with a point's newest message.
 SHOWN_MESSAGES = 15
 KINDS = ("join", "follow_up")
+LANGUAGES = ("en", "ja")  # the set's languages; the report has a part for each, always
 LABELS = ("speak", "silent")
+
+
+class LabelSource(StrEnum):
+    """How a point's label was made."""
+
+    ANNOTATED = "annotated"  # people annotated which message answers which
+    RULE = "rule"  # a rule over what people wrote (eval/README.md states it)
+
+
+class LabelRule(StrEnum):
+    """The builders' rules (eval/README.md says each in words), each of one label source."""
+
+    LINKED_ANSWER = "linked_answer"  # en speak: the stand-in's message annotated as its answer
+    NEVER_ANSWERED = "never_answered"  # en silent: no message of the stand-in answers it
+    MENTION_ANSWER = "mention_answer"  # ja speak: the stand-in @-mentions its writer soon after
+    ADDRESSED_NEXT = "addressed_next"  # ja speak: it @-mentions the stand-in, who writes next
+    NO_REPLY = "no_reply"  # ja silent: the stand-in writes nothing for a while after it
+
+    @property
+    def source(self) -> LabelSource:
+        annotated = (LabelRule.LINKED_ANSWER, LabelRule.NEVER_ANSWERED)
+        return LabelSource.ANNOTATED if self in annotated else LabelSource.RULE
 
 
 class DataError(ValueError):
@@ -57,7 +85,10 @@ class Point:
     index: int
     kind: str
     speak: bool
+    label_source: LabelSource
     addressees: tuple[str, ...] = ()
+    rule: LabelRule | None = None
+    answer: int | None = None  # the stand-in's message that answers it, where the excerpt has it
 
     @property
     def id(self) -> str:
@@ -86,7 +117,10 @@ def excerpt_json(excerpt: Excerpt, points: Iterable[Point]) -> str:
                     "index": p.index,
                     "kind": p.kind,
                     "label": "speak" if p.speak else "silent",
+                    "label_source": p.label_source.value,
+                    **({"rule": p.rule.value} if p.rule is not None else {}),
                     "addressees": list(p.addressees),
+                    **({"answer": p.answer} if p.answer is not None else {}),
                 }
                 for p in points
             ],
@@ -118,12 +152,27 @@ def _point(excerpt: Excerpt, data: dict[str, Any]) -> Point:
         raise ValueError(f"unknown kind {kind!r} or label {label!r}")
     if excerpt.messages[index].user == excerpt.stand_in:
         raise ValueError(f"point {index} is the stand-in's own message")
+    if data.get("label_source") not in tuple(LabelSource):
+        raise ValueError(f"point {index}: label_source must be one of {', '.join(LabelSource)}")
+    rule = LabelRule(data["rule"]) if data.get("rule") is not None else None
+    if rule is not None and rule.source != data["label_source"]:
+        raise ValueError(f"point {index}: rule {rule} is not a {data['label_source']} rule")
+    answer = data.get("answer")
+    if answer is not None and (
+        not isinstance(answer, int)
+        or not index < answer < len(excerpt.messages)
+        or excerpt.messages[answer].user != excerpt.stand_in
+    ):
+        raise ValueError(f"point {index}: answer {answer!r} is not a later stand-in message")
     return Point(
         excerpt=excerpt,
         index=index,
         kind=kind,
         speak=label == "speak",
         addressees=tuple(str(a) for a in data.get("addressees") or ()),
+        label_source=LabelSource(data["label_source"]),
+        rule=rule,
+        answer=answer,
     )
 
 
@@ -138,6 +187,19 @@ def read_points(path: Path) -> Iterator[Point]:
         except (ValueError, KeyError, TypeError) as error:
             raise DataError(f"{path}:{number}: {error}") from None
         yield from parsed
+
+
+def breakdown(points: Sequence[Point]) -> dict[str, dict[str, list[int]]]:
+    """The report's parts, as positions in `points`: `by_kind` (every kind) and `by_language`
+    (LANGUAGES, and after them any other language the points are in)."""
+    others = sorted({p.excerpt.language for p in points} - set(LANGUAGES))
+    return {
+        "by_kind": {k: [i for i, p in enumerate(points) if p.kind == k] for k in KINDS},
+        "by_language": {
+            language: [i for i, p in enumerate(points) if p.excerpt.language == language]
+            for language in (*LANGUAGES, *others)
+        },
+    }
 
 
 def load_points(paths: Iterable[Path] | None = None) -> list[Point]:

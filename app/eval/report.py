@@ -1,5 +1,5 @@
-"""The evaluation's result: one variant's scores as the JSON report has them (overall, by kind,
-with tokens and cost), and the table printed for people."""
+"""The evaluation's result: one variant's scores as the JSON report has them (overall, by kind
+and by language, with tokens and cost), and the table printed for people."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.eval.metrics import Decision, scored
-from app.eval.points import KINDS
+from app.eval.points import KINDS, breakdown
 from app.eval.run import Answer
 
 
 def _scores(answers: Sequence[Answer]) -> dict[str, Any]:
-    decisions = [Decision(a.point.speak, a.spoke, a.point.addressed_to_stand_in) for a in answers]
+    decisions = [
+        Decision(a.point.speak, a.spoke, a.point.addressed_to_stand_in, a.point.excerpt.id)
+        for a in answers
+    ]
     costs = [a.cost_usd for a in answers if a.cost_usd is not None]
     return {
         **scored(decisions),
@@ -25,10 +28,14 @@ def _scores(answers: Sequence[Answer]) -> dict[str, Any]:
 
 
 def variant_report(answers: Sequence[Answer]) -> dict[str, Any]:
-    """Overall scores and `by_kind` for one variant's answers."""
+    """Overall scores, `by_kind` and `by_language` for one variant's answers."""
+    parts = breakdown([a.point for a in answers])
     return {
         **_scores(answers),
-        "by_kind": {kind: _scores([a for a in answers if a.point.kind == kind]) for kind in KINDS},
+        **{
+            part: {name: _scores([answers[i] for i in where]) for name, where in groups.items()}
+            for part, groups in parts.items()
+        },
     }
 
 
@@ -50,11 +57,15 @@ def report(
     }
 
 
-def _cell(scores: dict[str, Any], name: str, *, percent: bool = True) -> str:
-    value, (low, high) = scores[name], scores["intervals"][name]
-    if percent:
-        return f"{value:6.1%} [{low:.0%}-{high:.0%}]"
-    return f"{value:5.1f} [{low:.0f}-{high:.0f}]"
+def _cell(scores: dict[str, Any], name: str) -> str:
+    if scores["points"] == 0 or name in scores["undefined"]:
+        return "n/a"
+    value, interval = scores[name], scores["intervals"][name]
+    if name == "unwanted_per_100_silent":
+        shown = f"{value:5.1f}"
+        return shown if interval is None else f"{shown} [{interval[0]:.0f}-{interval[1]:.0f}]"
+    shown = f"{value:6.1%}"
+    return shown if interval is None else f"{shown} [{interval[0]:.0%}-{interval[1]:.0%}]"
 
 
 COLUMNS = (
@@ -67,21 +78,35 @@ COLUMNS = (
 )
 
 
-def table(result: dict[str, Any]) -> str:
-    """Rows for each variant and each baseline; each rate with its 95 % interval."""
-    rows = [(f"{result['model']} ({name})", s) for name, s in result["variants"].items()]
-    rows += [(f"baseline: {name}", s) for name, s in result["baselines"].items()]
+def _rows(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     width = max(len(name) for name, _ in rows)
     header = f"{'':{width}}  " + "  ".join(f"{title:<19}" for _, title in COLUMNS)
     lines = [header, "-" * len(header)]
     for name, scores in rows:
-        cells = [_cell(scores, key, percent=key != "unwanted_per_100_silent") for key, _ in COLUMNS]
+        cells = [_cell(scores, key) for key, _ in COLUMNS]
         lines.append(f"{name:{width}}  " + "  ".join(f"{cell:<19}" for cell in cells))
+    return lines
+
+
+def table(result: dict[str, Any]) -> str:
+    """Rows for each variant and each baseline, overall and by language; each rate with its
+    95 % interval ("n/a" where the rate is undefined on those points)."""
+    rows = [(f"{result['model']} ({name})", s) for name, s in result["variants"].items()]
+    rows += [(f"baseline: {name}", s) for name, s in result["baselines"].items()]
+    lines = _rows(rows)
     first = result["variants"][result["variant"]]
+    for language, scores in first["by_language"].items():
+        lines.append("")
+        lines.append(
+            f"language {language}: {scores['points']} points ({scores['speak_points']} speak, "
+            f"{scores['silent_points']} silent; {scores['addressed_points']} addressed)"
+        )
+        lines += _rows([(name, s["by_language"][language]) for name, s in rows])
     lines.append("")
     lines.append(
         f"{first['points']} points ({first['speak_points']} speak, {first['silent_points']} "
-        f"silent; {first['addressed_points']} addressed to the stand-in)"
+        f"silent; {first['addressed_points']} addressed to the stand-in); intervals resample "
+        "whole conversations"
     )
     for name, scores in result["variants"].items():
         cost = "unknown" if scores["cost_usd"] is None else f"${scores['cost_usd']:.4f}"
