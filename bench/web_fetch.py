@@ -57,7 +57,9 @@ def child(base: str) -> None:
     sys.stdin.readline()
     for path in PAGES:
         started, cpu = time.perf_counter(), time.process_time()
-        result = asyncio.run(tool.run({"url": base + path}, asker=asker("C1")))
+        result = asyncio.run(
+            tool.run({"url": base + path}, asker=asker("C1", given=(base + path,)))
+        )
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         print(
             f"page {path} ok={result.ok} chars={len(result.text)} s={seconds:.2f} cpu={cpu:.2f}",

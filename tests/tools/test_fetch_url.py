@@ -37,7 +37,9 @@ def kit(*, private: bool) -> Kit:
 
 
 async def fetch(url: str, *, private: bool = True, **options: Any) -> Any:
-    return await FetchUrlTool(kit(private=private), **options).run({"url": url}, asker=asker("C1"))
+    """What fetch_url reads of `url`, as if a person had shared it."""
+    tool = FetchUrlTool(kit(private=private), **options)
+    return await tool.run({"url": url}, asker=asker("C1", given=(url,)))
 
 
 async def test_an_articles_main_text_is_read_without_its_navigation(web: FakeWeb) -> None:
