@@ -6,8 +6,8 @@ the largest pages the tool can meet.
 
 The pages are served on 127.0.0.1 by tests/fakes/web_pages.py from this process; the fetch
 runs in a child process, sampled every 10 ms from /proc/PID/smaps_rollup (Linux). Pages: a
-50 MB HTML page (fetch_url reads its first 3 MB and hands them to trafilatura: the worst case,
-since the tree of 3 MB of HTML is the largest thing it builds), a gzip bomb (100 MB of zeros
+50 MB HTML page (fetch_url reads its first 5 MB and hands the first megabyte to trafilatura:
+the worst case, since that tree is the largest thing it builds), a gzip bomb (100 MB of zeros
 in about 100 KB), a short gzip stream followed by 64 MiB of junk (read until the stream ends:
 `cpu` is the process's CPU seconds for the page) and a 30-page PDF. Last line:
 `web_fetch baseline_pss_mib=N peak_pss_mib=N after_pss_mib=N`.

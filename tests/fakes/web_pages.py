@@ -4,14 +4,16 @@ its headers) and how many bytes of each body it sent.
 Pages: an article (HTML with navigation around its main text), plain text, a PDF, a PNG, a
 page that tries to instruct the model, redirects (to any URL, in a loop, after setting a
 cookie), any status, a slow page, a 50 MB page streamed in 64 KiB chunks, a gzip bomb (a
-small body that inflates to 100 MB), a gzip body followed by 64 MiB of junk, and a page that
-tells the model to send a secret out to /collect (which records what it is sent)."""
+small body that inflates to 100 MB), a gzip body followed by 64 MiB of junk, a gzip stream
+that never ends (64 MiB of empty blocks that inflate to nothing), and a page that tells the
+model to send a secret out to /collect (which records what it is sent)."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
 import threading
+import zlib
 from collections.abc import AsyncIterator
 from functools import cache
 from typing import Any
@@ -92,6 +94,7 @@ class FakeWeb(Served):
             Route("/huge", self._huge),
             Route("/bomb", self._bomb),
             Route("/gzip-junk", self._gzip_junk),
+            Route("/gzip-endless", self._gzip_endless),
             Route("/orders", self._orders),
             Route("/collect", self._collect),
         ]
@@ -206,6 +209,27 @@ class FakeWeb(Served):
             block = b"junk" * (CHUNK // 4)
             for _ in range(JUNK_BYTES // CHUNK):
                 if await request.is_disconnected():  # the reader stopped: so do we
+                    return
+                with self._lock:
+                    self.sent[path] = self.sent.get(path, 0) + len(block)
+                yield block
+
+        headers = {"Content-Encoding": "gzip"}
+        return StreamingResponse(body(), media_type="text/plain", headers=headers)
+
+    async def _gzip_endless(self, request: Request) -> Response:
+        """One line of text, gzip-compressed and flushed, then empty stored blocks (a byte of
+        block header, LEN 0 and NLEN 0xffff: RFC 1951, 3.2.4) that never end the stream."""
+        self._record(request)
+        path = request.url.path
+        compress = zlib.compressobj(wbits=31)  # gzip
+        start = compress.compress(GZIP_TEXT.encode()) + compress.flush(zlib.Z_SYNC_FLUSH)
+
+        async def body() -> AsyncIterator[bytes]:
+            yield start
+            block = b"\x00\x00\x00\xff\xff" * (CHUNK // 5)
+            for _ in range(JUNK_BYTES // len(block)):
+                if await request.is_disconnected():
                     return
                 with self._lock:
                     self.sent[path] = self.sent.get(path, 0) + len(block)

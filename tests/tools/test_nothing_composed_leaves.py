@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from app.tools import registry
+from app.tools.fetch_url import FetchUrlTool
+from app.tools.kit import Kit
 from tests.conftest import StartTomo, Tomo, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.model_tools import asks_for, tool_call
@@ -212,3 +215,39 @@ async def test_the_address_after_redirects_is_inside_the_fence(
     inside = text[text.index(opener) : text.index(closer)]
     assert f"{web.url}/plain.txt" in inside and "Line one" in inside
     assert web.url not in outside
+
+
+async def resolve_here(host: str, port: int) -> list[str]:
+    """The test's own DNS: the German bookshop's name (as IDNA writes it) is the stand-in."""
+    return {"xn--bcher-kva.de": ["127.0.0.1"]}[host]
+
+
+class FetchResolvedHere(FetchUrlTool):
+    def __init__(self, kit: Kit) -> None:
+        super().__init__(kit, resolve=resolve_here)
+
+
+async def test_an_internationalised_host_name_is_read(
+    start_tomo: StartTomo,
+    slack: FakeSlack,
+    model: FakeModel,
+    web: FakeWeb,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A link to `bücher.de`, fetched as written and as IDNA writes it (the same URL)."""
+    monkeypatch.setitem(registry.CLASSES, "fetch_url", FetchResolvedHere)
+    written = f"http://bücher.de:{web.port}/article"
+    model.enqueue(
+        asks_for(
+            fetch("as-written", written),
+            fetch("idna", f"http://xn--bcher-kva.de:{web.port}/article"),
+        ),
+        "Der Artikel handelt von widgetlib 4.2.",
+    )
+    web.reset()
+    async with start_tomo(**SETTINGS) as tomo:
+        await answered(tomo, f"<@UBOT> was steht auf <{written}|bücher.de>?")
+    found = results(model)
+    assert "twice as fast" in found["as-written"] and "twice as fast" in found["idna"]
+    hosts = [r["headers"]["host"] for r in web.requests()]
+    assert hosts == [f"xn--bcher-kva.de:{web.port}"] * 2
