@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
@@ -66,6 +67,7 @@ def _key(url: httpx.URL) -> str | None:
     path = path.removesuffix(b"/")
     port = "" if url.port is None else f":{url.port}"
     host = url.raw_host.decode("ascii").lower()
+    host = f"[{host}]" if ":" in host else host
     return f"{url.scheme}://{host}{port}{path.decode('ascii')}{question.decode()}{query.decode()}"
 
 
@@ -73,27 +75,33 @@ def _readings(text: str) -> Iterator[tuple[str, bool]]:
     """Every piece of `text` that may be a URL: (the piece, whether it has its scheme)."""
     for run in _RUN.finditer(slack_decoded(text)):
         word = run.group()
+        if "." not in word and "[" not in word and "://" not in word:
+            continue  # no host in it
         starts = {m.start(): True for m in _SCHEME.finditer(word)}
         for i, ch in enumerate(word):
             if ((ch.isascii() and ch.isalnum()) or ch == "[") and (
                 i == 0 or not _inside(word[i - 1])
             ):
                 starts.setdefault(i, False)
+        changes = _changes(word)
         for start, schemed in starts.items():
-            for end in _ends(word, start):
+            for end in _ends(word, start, changes):
                 yield word[start:end], schemed
 
 
-def _ends(word: str, start: int) -> set[int]:
+def _changes(word: str) -> list[int]:
+    """Where one script gives way to another in `word`."""
+    if word.isascii():
+        return []
+    scripts = [_script(ch) for ch in word]
+    return [i for i in range(1, len(word)) if scripts[i] != scripts[i - 1]]
+
+
+def _ends(word: str, start: int, changes: list[int]) -> set[int]:
     """Where a URL starting at `start` may end: the run's end, where one script gives way to
     another (`https://example.com/aを読んで`, `…/wiki/東京を読んで`), and either without trailing
     punctuation."""
-    ends = {len(word)}
-    for i in range(start + 1, len(word)):
-        if _script(word[i]) != _script(word[i - 1]):
-            ends.add(i)
-            if len(ends) > MAX_CUTS:
-                break
+    ends = {len(word), *[i for i in changes if i > start][:MAX_CUTS]}
     stripped = set()
     for end in ends:
         while end > start and word[end - 1] in _TRAILING:
@@ -116,20 +124,49 @@ def _script(ch: str) -> int:
     return 4
 
 
-def _keys(piece: str, schemed: bool) -> list[str]:
-    if not schemed and "." not in piece and not piece.startswith("["):
-        return []  # a bare word is no host
-    written = piece if schemed else f"http://{piece}"
+@lru_cache(maxsize=8192)
+def _keys(piece: str, schemed: bool) -> tuple[str, ...]:
+    """The URL `piece` stands for, as keys: two for a bare one (http and https); none when it
+    is none (cached: a conversation's messages are read again for every reply)."""
+    if not schemed and not _host_like(piece):
+        return ()
     try:
-        url = httpx.URL(written)
+        url = httpx.URL(piece if schemed else f"http://{piece}")
     except (httpx.InvalidURL, TypeError, ValueError):
-        return []
+        return ()
     key = _key(url)
     if key is None or "" in url.host.split("."):
-        return []  # no host, or one with an empty label ("nothing.")
+        return ()  # no host, or one with an empty label ("nothing.")
     if schemed:
-        return [key]
-    return [f"{scheme}://{key.partition('://')[2]}" for scheme in SCHEMES]
+        return (key,)
+    return tuple(f"{scheme}://{key.partition('://')[2]}" for scheme in SCHEMES)
+
+
+def _host_like(piece: str) -> bool:
+    """Whether a piece without a scheme starts with a host: `name.tld` (a top-level domain of
+    two letters or more, in any script), an IPv4 address, or `[` an IPv6 one; cheaply, before
+    any parsing (most words are no URL)."""
+    if piece.startswith("["):
+        return True
+    host = re.split(r"[/?#:]", piece, maxsplit=1)[0]
+    labels = host.split(".")
+    if len(labels) < 2 or not all(labels):
+        return False
+    last = labels[-1]
+    return (last.isalpha() and len(last) >= 2) or last.isdigit() or last.startswith("xn--")
+
+
+def _host(key: str) -> str:
+    """The host of a key (`[…]` for IPv6)."""
+    rest = key.partition("://")[2]
+    if rest.startswith("["):
+        return rest[: rest.index("]") + 1]
+    return re.split(r"[:/?]", rest, maxsplit=1)[0]
+
+
+@lru_cache(maxsize=4096)
+def _text_keys(text: str) -> frozenset[str]:
+    return frozenset(key for piece, schemed in _readings(text) for key in _keys(piece, schemed))
 
 
 def _echo_form(piece: str, schemed: bool) -> str:
@@ -173,8 +210,7 @@ class GivenUrls:
 
     def add(self, text: str) -> None:
         """Every URL in `text` is given."""
-        for piece, schemed in _readings(text):
-            self._keys.update(_keys(piece, schemed))
+        self._keys |= _text_keys(text)
 
     def add_result(self, text: str, *, arguments: str) -> None:
         """A tool's result: the URLs in it are given, but for what only repeats the call's
@@ -188,13 +224,13 @@ class GivenUrls:
             if keys and self._keys.intersection(keys):
                 given.append(piece)
             elif keys:
-                tainted.add(httpx.URL(keys[0]).host)
+                tainted.add(_host(keys[0]))
         for piece in sorted(given, key=len, reverse=True):
             composed = composed.replace(piece, " ")
         for piece, schemed in _readings(text):
             echo = _echo_form(piece, schemed)
             keys = _keys(piece, schemed)
-            if not keys or (echo and echo in composed) or httpx.URL(keys[0]).host in tainted:
+            if not keys or (echo and echo in composed) or _host(keys[0]) in tainted:
                 continue
             self._keys.update(keys)
 
