@@ -93,11 +93,11 @@ async def test_when_the_tools_time_is_up_the_model_answers_with_what_it_has(
     monkeypatch: pytest.MonkeyPatch,
     stream: bool,
 ) -> None:
-    """A reply's tools have 1 s here (60 in production): a fast call, then a page that takes
-    3 s, stopped when the second runs out, and the call after it not run; the model's next
-    call must answer, though rounds were left."""
-    monkeypatch.setattr(job_services, "ToolLoop", functools.partial(ToolLoop, seconds=1.0))
-    web.slow_seconds = 3.0
+    """A reply's tools have 2 s here (60 in production): a fast call (well within them on a
+    busy machine), then a page that takes 5 s, stopped when the 2 s run out, and the call after
+    it not run; the model's next call must answer, though rounds were left."""
+    monkeypatch.setattr(job_services, "ToolLoop", functools.partial(ToolLoop, seconds=2.0))
+    web.slow_seconds = 5.0
     plain, slow = f"{web.url}/plain.txt", f"{web.url}/slow"
     model.enqueue(
         asks_for(tool_call("fetch_url", {"url": plain}, id="fast")),
@@ -117,8 +117,8 @@ async def test_when_the_tools_time_is_up_the_model_answers_with_what_it_has(
     assert last["tool_choice"] == "none" and last["tools"] == first["tools"]
     fast, stopped, after = results(last)
     assert "Line one" in fast
-    assert stopped.startswith("error: stopped: this reply's tools have used their 1 seconds")
-    assert after.startswith("error: not run: this reply's tools have used their 1 seconds")
+    assert stopped.startswith("error: stopped: this reply's tools have used their 2 seconds")
+    assert after.startswith("error: not run: this reply's tools have used their 2 seconds")
     assert [r["path"] for r in web.requests()] == ["/plain.txt", "/slow"]
     assert value(found, "tomo_tool_calls_total", tool="fetch_url", outcome="stopped") == 1
     assert value(found, "tomo_tool_calls_total", tool="fetch_url", outcome="not_run") == 1
