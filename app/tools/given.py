@@ -3,17 +3,17 @@ never one the model put together (a URL carrying what a search found is how a pa
 orders would send it out).
 
 Given is what people wrote in the conversation the reply answers, and what the reply's tools
-returned to it (docs/tools.md#the-web). A URL is read from that text with or without its
-scheme (`example.com/a` stands for http and https), inside Slack's `<url|label>` marks, with
-Slack's `&amp;` decoded, and where a sentence's punctuation or Japanese text runs into it, with
-and without what may be either. Every URL held is thus a piece of text that was given, never
-anything longer or different. Two URLs are the same when scheme, host (lower case, IDNA),
-port, path and query are, byte for byte as they would be sent; a trailing slash and the
-fragment (never sent) do not count.
+returned to it, round by round (docs/tools.md#reading-a-page-fetch_url). A URL is read from
+that text with or without its scheme (`example.com/a` stands for http and https), inside
+Slack's `<url|label>` marks, with Slack's `&amp;` decoded, and where a sentence's punctuation
+or Japanese text runs into it, with and without what may be either. Every URL held is thus a
+piece of text that was given, never anything longer or different. Two URLs are the same when
+scheme, host (lower case, IDNA), port, path and query are, byte for byte as they would be
+sent; a trailing slash and the fragment (never sent) do not count.
 
 A tool's result that repeats what the model wrote in the call (a search that says "nothing
-found for https://…") gives nothing: a URL in it that is part of the call's own arguments is
-not taken as given.
+found for https://…") gives nothing: a URL in it that is part of the call's own arguments, or
+on the host of a URL in them that was not given, is not taken as given.
 """
 
 from __future__ import annotations
