@@ -6,10 +6,11 @@ the largest pages the tool can meet.
 
 The pages are served on 127.0.0.1 by tests/fakes/web_pages.py from this process; the fetch
 runs in a child process, sampled every 10 ms from /proc/PID/smaps_rollup (Linux). Pages: a
-50 MB HTML page (fetch_url reads its first 3 MB and hands them to trafilatura: the worst case,
-since the tree of 3 MB of HTML is the largest thing it builds), a gzip bomb (100 MB of zeros
-in about 100 KB) and a 30-page PDF. Last line: `web_fetch baseline_pss_mib=N peak_pss_mib=N
-after_pss_mib=N`.
+50 MB HTML page (fetch_url reads its first 5 MB and hands the first megabyte to trafilatura:
+the worst case, since that tree is the largest thing it builds), a gzip bomb (100 MB of zeros
+in about 100 KB), a short gzip stream followed by 64 MiB of junk (read until the stream ends:
+`cpu` is the process's CPU seconds for the page) and a 30-page PDF. Last line:
+`web_fetch baseline_pss_mib=N peak_pss_mib=N after_pss_mib=N`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from bench.common import machine
 
-PAGES = ("/huge", "/bomb", "/doc.pdf")
+PAGES = ("/huge", "/bomb", "/gzip-junk", "/doc.pdf")
 
 
 def pss_mib(pid: int) -> float:
@@ -55,10 +56,15 @@ def child(base: str) -> None:
     print(f"ready {pss_mib(os.getpid()):.1f}", flush=True)
     sys.stdin.readline()
     for path in PAGES:
-        started = time.perf_counter()
-        result = asyncio.run(tool.run({"url": base + path}, asker=asker("C1")))
-        seconds = time.perf_counter() - started
-        print(f"page {path} ok={result.ok} chars={len(result.text)} s={seconds:.2f}", flush=True)
+        started, cpu = time.perf_counter(), time.process_time()
+        result = asyncio.run(
+            tool.run({"url": base + path}, asker=asker("C1", given=(base + path,)))
+        )
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        print(
+            f"page {path} ok={result.ok} chars={len(result.text)} s={seconds:.2f} cpu={cpu:.2f}",
+            flush=True,
+        )
     print("done", flush=True)
     sys.stdin.readline()
 

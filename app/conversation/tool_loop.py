@@ -1,7 +1,10 @@
 """A reply's rounds of tool calls (docs/how-tomo-works.md#tools): the reply's prompt and the
 tools go to the model; while it asks for tools, each call is run and its result handed back,
 at most `max_rounds` times; then one last call (tools still described, so the prompt's start
-stays the same, but `tool_choice: "none"`) makes it answer with what it has.
+stays the same, but `tool_choice: "none"`) makes it answer with what it has. The tools' work
+is bounded (app.conversation.tool_limits): `max_calls` a round, `seconds` a reply, after which
+the model answers with what it has. What the calls return is given to the reply from the next
+round on (app.tools.given: the URLs `fetch_url` may request).
 
 A call with an unknown name, arguments that are not a JSON object or lack a required key, or a
 tool that raises, gets an error result: the reply goes on. Every round is a recorded model call
@@ -18,6 +21,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+from app.conversation.tool_limits import MAX_CALLS, SECONDS, ToolRun, not_run
 from app.llm import LLM
 from app.llm.tool_calls import ToolCall, assistant_turn, tool_turn
 from app.metrics import count_tool_call
@@ -48,10 +52,20 @@ async def _shown_nowhere(tasks: list[Task]) -> None:
 
 
 class ToolLoop:
-    def __init__(self, *, llm: LLM, toolbox: Toolbox | None, max_rounds: int) -> None:
+    def __init__(
+        self,
+        *,
+        llm: LLM,
+        toolbox: Toolbox | None,
+        max_rounds: int,
+        max_calls: int = MAX_CALLS,
+        seconds: float = SECONDS,
+    ) -> None:
         self._llm = llm
         self._toolbox = toolbox
         self._max_rounds = max_rounds
+        self._max_calls = max_calls
+        self._seconds = seconds
 
     async def offered(self) -> list[dict[str, Any]] | None:
         """The tools' definitions when this reply model may call them; None for none."""
@@ -68,8 +82,9 @@ class ToolLoop:
         failed)."""
         tools = await self.offered()
         messages = list(messages)
+        run = ToolRun(asker, seconds=self._seconds)
         for round_number in range(self._max_rounds + 1):
-            last = tools is None or round_number == self._max_rounds
+            last = tools is None or round_number == self._max_rounds or run.out_of_time
             completion = await self._llm.complete(
                 purpose=PURPOSE,
                 messages=messages,
@@ -80,7 +95,7 @@ class ToolLoop:
             if last or not completion.tool_calls:
                 return completion.text
             messages += await self._round(
-                completion.text, completion.tool_calls, asker, progress or _shown_nowhere
+                completion.text, completion.tool_calls, run, progress or _shown_nowhere
             )
         raise AssertionError("unreachable: the last round answers")
 
@@ -92,9 +107,10 @@ class ToolLoop:
         failed)."""
         tools = await self.offered()
         messages = list(messages)
+        run = ToolRun(asker, seconds=self._seconds)
         said = ""  # the text so far, of every round
         for round_number in range(self._max_rounds + 1):
-            last = tools is None or round_number == self._max_rounds
+            last = tools is None or round_number == self._max_rounds or run.out_of_time
             calls: list[ToolCall] = []
             written: list[str] = []
             answer = self._llm.stream(
@@ -117,19 +133,21 @@ class ToolLoop:
             if last or not calls:
                 return
             text = "".join(written).strip()
-            messages += await self._round(text, tuple(calls), asker, progress or _shown_nowhere)
+            messages += await self._round(text, tuple(calls), run, progress or _shown_nowhere)
 
     async def _round(
-        self, text: str, calls: tuple[ToolCall, ...], asker: Asker, progress: Progress
+        self, text: str, calls: tuple[ToolCall, ...], run: ToolRun, progress: Progress
     ) -> list[dict[str, Any]]:
-        """Run the calls of one round, in order; the turns that tell the model their results."""
-        titles = [self._title(call) for call in calls]
-        pairs = list(zip(calls, titles, strict=True))
+        """Run the calls of one round, in order, within the limits; the turns that tell the
+        model their results. What they return is given from the next round on (the model
+        wrote this round's calls before it saw any of it)."""
+        asker = run.asker
+        pairs = [(call, self._title(call)) for call in calls[: self._max_calls]]
         await _show(progress, [Task(call.id, title, "in_progress") for call, title in pairs])
-        turns = [assistant_turn(text, calls)]
+        results: list[ToolResult] = []
         done: list[Task] = []
         for call, title in pairs:
-            result = await self.run_call(call, asker)
+            result = await run.within_time(self.run_call(call, asker), tool=self._label(call))
             logger.info(
                 "tool %s (claim %d): %s, %d characters",
                 call.name,
@@ -137,11 +155,23 @@ class ToolLoop:
                 "ok" if result.ok else "error",
                 len(result.text),
             )
-            turns.append(tool_turn(call, result.text))
+            results.append(result)
             status = "complete" if result.ok else "error"
             done.append(Task(call.id, title, status, result.sources))
+        for call in calls[self._max_calls :]:
+            results.append(not_run(self._max_calls, tool=self._label(call)))
+        for call, result in zip(calls, results, strict=True):
+            if result.ok:
+                asker.given.add_result(result.text, arguments=call.arguments)
         await _show(progress, done)
-        return turns
+        return [assistant_turn(text, calls)] + [
+            tool_turn(call, result.text) for call, result in zip(calls, results, strict=True)
+        ]
+
+    def _label(self, call: ToolCall) -> str:
+        """A call's tool as a metrics label: a name the model made up is "unknown"."""
+        known = self._toolbox is not None and self._toolbox.get(call.name) is not None
+        return call.name if known else "unknown"
 
     def _title(self, call: ToolCall) -> str:
         tool = self._toolbox.get(call.name) if self._toolbox else None

@@ -21,6 +21,7 @@ from app.domain import Context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
 from app.tools.base import Asker
+from app.tools.given import GivenUrls
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,8 @@ SOURCES_PER_TASK = 10
 
 def asker_for(claim: Claim, context: Context, *, team_id: str | None) -> Asker:
     """Who the reply is for: where it is posted, and the person whose message it answers
-    (None for a reply tomo makes on its own)."""
+    (None for a reply tomo makes on its own); with the URLs people wrote in the conversation
+    it was built from (tomo's own messages give none: the model wrote them)."""
     user_id = None
     if claim.reason.asked:
         answered = [m for m in context.target_turns() if m.ts == claim.trigger_ts]
@@ -42,6 +44,9 @@ def asker_for(claim: Claim, context: Context, *, team_id: str | None) -> Asker:
         thread_ts=claim.thread_ts,
         user_id=user_id,
         claim_id=claim.id,
+        given=GivenUrls(
+            m.text for m in context.conversation_history.get_all_messages() if not m.from_self
+        ),
     )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from app.tools.given import GivenUrls
+
 # What one result may hold, in characters: enough to answer from, small enough for a prompt.
 RESULT_CHARS = 6000
 
@@ -23,6 +25,9 @@ class Asker:
     # The reply's claim: a reply run again after a restart has the same one, so what a tool
     # writes (a note) is written once.
     claim_id: int
+    # The URLs given in this reply (people's messages, the tools' results): the only ones
+    # fetch_url requests. Empty unless the reply fills it: nothing is fetched.
+    given: GivenUrls = field(default_factory=GivenUrls, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

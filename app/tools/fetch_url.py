@@ -1,6 +1,8 @@
 """`fetch_url(url)`: the readable text of a web page someone shared or a search found, marked
-as data from the web. Fetching is app.tools.web_fetch's (which addresses, how much, how long),
-reading app.tools.web_text's; nothing fetched is stored."""
+as data from the web. Only a URL given in this reply is requested (app.tools.given: a person's
+message, a tool's result), never one the model put together. Fetching is app.tools.web_fetch's
+(which addresses, how much, how long), reading app.tools.web_text's; nothing fetched is
+stored."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any, ClassVar
 
 from app.llm.prompts import render
 from app.tools.base import Asker, ToolResult, failed
+from app.tools.given import slack_decoded, url_key
 from app.tools.kit import Kit
 from app.tools.web_fetch import FetchFailed, PageFetcher
 from app.tools.web_guard import policy
@@ -20,6 +23,11 @@ logger = logging.getLogger(__name__)
 MAX_URL = 2000
 # A `<` or `>` that starts a run of three: spaced, so no `<<<` or `>>>` is left in a page.
 FENCE_LIKE = re.compile(r"([<>])(?=\1\1)")
+NOT_GIVEN = (
+    "refused: this URL appears nowhere in what I was given in this conversation (a person's "
+    "message, or a tool's result such as a search or a page), so it was not requested. Only "
+    "links given as they were written are read, never one put together or changed."
+)
 
 
 def defused(text: str) -> str:
@@ -31,7 +39,8 @@ class FetchUrlTool:
     name: ClassVar[str] = "fetch_url"
     description: ClassVar[str] = (
         "Read a web page (http or https): its main text, a PDF's text, or a plain text file. "
-        "Use it for a link someone shared or one a web search found."
+        "Use it for a link someone shared or one a web search found: only a URL that "
+        "appears in the conversation or in a tool's result, exactly as written there, is read."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -55,9 +64,15 @@ class FetchUrlTool:
         url = arguments.get("url")
         if not isinstance(url, str) or not url.strip():
             return failed("fetch_url needs a url")
-        url = url.strip().strip("<>")  # as Slack shows a link: <https://…>
+        # As Slack shows a link: <https://…|label>, with & written &amp;.
+        url = slack_decoded(url.strip().strip("<>").partition("|")[0]).strip()
         if len(url) > MAX_URL:
             return failed("the URL is too long")
+        if url_key(url) is None:
+            return failed("fetch_url reads only an http or https URL with a host")
+        if not asker.given.holds(url):
+            logger.info("fetch_url refused a URL not given in claim %d", asker.claim_id)
+            return failed(NOT_GIVEN)
         try:
             page = await self._fetcher.fetch(url)
             text = await readable_text(page)

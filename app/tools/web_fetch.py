@@ -1,6 +1,9 @@
 """Fetching one web page for `fetch_url`, safely: GET over http or https only, no cookies, no
 credentials of any kind, redirects followed here (each hop checked like the first), a bounded
-time and a bounded number of bytes read.
+time, and a bounded number of bytes: at most `max_bytes` read off the wire and at most as many
+once decompressed, and nothing after the end of a compressed stream (junk sent after it is
+never read, let alone kept). A host's name is used as IDNA gives it (`bücher.de` is asked for,
+sent and checked as `xn--bcher-kva.de`).
 
 Every connection goes to an address app.tools.web_guard has checked: the URL's host is
 resolved here, each address checked, and the request sent to the checked address itself, with
@@ -30,7 +33,7 @@ from app.tools.web_guard import (
 
 SCHEMES = ("http", "https")
 MAX_REDIRECTS = 5
-MAX_BYTES = 3 * 1024 * 1024  # read of one page, at most
+MAX_BYTES = 5_000_000  # of one page, at most: read off the wire, and decompressed
 SECONDS = 10.0  # one fetch, redirects included
 USER_AGENT = "tomo/1 (a Slack companion reading a page someone shared)"
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -47,7 +50,7 @@ class Page:
     content_type: str  # the media type, lower case, without parameters
     charset: str | None
     data: bytes
-    truncated: bool  # more than MAX_BYTES: only the start was read
+    truncated: bool  # more than max_bytes (on the wire or decompressed): only the start was read
 
 
 class PageFetcher:
@@ -91,16 +94,15 @@ class PageFetcher:
     async def _get(self, url: httpx.URL) -> tuple[Page | None, str | None]:
         """One hop: the page, or where it redirects to."""
         port = url.port or (443 if url.scheme == "https" else 80)
-        addresses = await checked_addresses(
-            url.host, port, allow=self._allow, resolve=self._resolve
-        )
+        host = url.raw_host.decode("ascii")  # an internationalised name as IDNA writes it
+        addresses = await checked_addresses(host, port, allow=self._allow, resolve=self._resolve)
         headers = {
-            "Host": _host_header(url),
+            "Host": _host_header(host, url.port),
             "User-Agent": USER_AGENT,
             "Accept": "*/*",
             "Accept-Encoding": "gzip, deflate",
         }
-        extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
+        extensions = {"sni_hostname": host} if url.scheme == "https" else {}
         # A client of its own for every hop: no cookie jar carried from one to the next, no
         # proxy or .netrc credentials from the environment.
         async with httpx.AsyncClient(
@@ -132,15 +134,18 @@ class PageFetcher:
         )
 
     async def _read(self, response: httpx.Response) -> tuple[bytes, bool]:
-        """At most max_bytes of the body, decompressed here a bounded piece at a time (a few
-        compressed kilobytes can inflate to gigabytes); what comes after is never read."""
+        """At most max_bytes of the body off the wire, decompressed here a bounded piece at a
+        time (a few compressed kilobytes can inflate to gigabytes) to at most max_bytes; the
+        end of a compressed stream ends the page. What comes after is never read."""
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("identity", "gzip", "x-gzip", "deflate"):
             raise FetchFailed(f"the page came compressed as {encoding}, which is not read")
         inflate = None if encoding == "identity" else zlib.decompressobj(zlib.MAX_WBITS | 32)
         parts: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_raw():
+        size = wire = 0
+        async for raw in response.aiter_raw():
+            chunk = raw[: self._max_bytes - wire]
+            wire += len(chunk)
             if inflate is not None:
                 try:
                     chunk = inflate.decompress(chunk, self._max_bytes - size + 1)
@@ -148,8 +153,10 @@ class PageFetcher:
                     raise FetchFailed("the page's compression is broken") from error
             parts.append(chunk[: self._max_bytes - size])
             size += len(parts[-1])
-            if size >= self._max_bytes:
+            if size >= self._max_bytes or wire >= self._max_bytes:
                 return b"".join(parts), True
+            if inflate is not None and inflate.eof:
+                return b"".join(parts), False  # the stream's end: anything after is not the page
         return b"".join(parts), False
 
 
@@ -187,6 +194,6 @@ def _parsed(url: str) -> httpx.URL:
     return parsed
 
 
-def _host_header(url: httpx.URL) -> str:
-    host = f"[{url.host}]" if ":" in url.host else url.host
-    return host if url.port is None else f"{host}:{url.port}"
+def _host_header(host: str, port: int | None) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"

@@ -6,7 +6,9 @@ resolver accepts (dotted, decimal `2130706433`, hex `0x7f.1`, octal `0177.0.0.1`
 embedded IPv4), or a name resolved through DNS. Every address it resolves to must be public,
 and the connection then goes to the address checked (app.tools.web_fetch), so a second DNS
 answer cannot point it elsewhere. An IPv6 address that carries an IPv4 one (IPv4-mapped,
-IPv4-compatible, 6to4, NAT64) is judged by the IPv4 address it carries, too.
+IPv4-compatible, 6to4, NAT64) is judged by the IPv4 address it carries, too; an address of
+NAT64's well-known prefix (64:ff9b::/96, RFC 6052: how an IPv6-only network reaches IPv4 hosts)
+by that alone, so one carrying a public IPv4 address is public.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ Resolve = Callable[[str, int], Awaitable[list[str]]]
 # Whether an address may be connected to.
 Allow = Callable[[Address], bool]
 
-# IPv6 prefixes that carry an IPv4 address in their last 32 bits.
-NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits: NAT64's well-known prefix,
+# and its prefix for local use (RFC 8215), never public.
+NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+NAT64 = (NAT64_WELL_KNOWN, ipaddress.IPv6Network("64:ff9b:1::/48"))
 IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 # IETF protocol assignments: newer Pythons count all of it as private (python/cpython#113171);
 # older ones, as 3.11.7, miss part of it (192.0.0.8).
@@ -39,6 +43,9 @@ def is_public(address: Address) -> bool:
     unspecified, multicast, reserved, shared (CGNAT) or site-local is not, nor an IPv6
     address carrying an IPv4 one that is not."""
     if isinstance(address, ipaddress.IPv6Address):
+        if address in NAT64_WELL_KNOWN and not address.scope_id:
+            # Python counts the prefix as reserved; the IPv4 host it reaches is what counts.
+            return is_public(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
         carried = _carried_ipv4(address)
         if carried is not None and not is_public(carried):
             return False

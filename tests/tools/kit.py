@@ -4,6 +4,7 @@ with it and run as a reply would run them."""
 from __future__ import annotations
 
 from app.tools.base import Asker
+from app.tools.given import GivenUrls
 from app.tools.kit import Kit
 from app.tools.scope import Scopes
 from tests.conftest import Tomo
@@ -21,5 +22,15 @@ def kit_of(tomo: Tomo) -> Kit:
     )
 
 
-def asker(channel: str, *, claim: int = 1, user: str | None = "U1") -> Asker:
-    return Asker(team_id="T0001", channel=channel, thread_ts="", user_id=user, claim_id=claim)
+def asker(
+    channel: str, *, claim: int = 1, user: str | None = "U1", given: tuple[str, ...] = ()
+) -> Asker:
+    """`given`: text the reply was given (a person's message), whose URLs fetch_url may read."""
+    return Asker(
+        team_id="T0001",
+        channel=channel,
+        thread_ts="",
+        user_id=user,
+        claim_id=claim,
+        given=GivenUrls(given),
+    )

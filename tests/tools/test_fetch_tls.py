@@ -93,7 +93,10 @@ async def test_the_name_is_sent_and_verified_while_the_address_is_pinned(
         resolve=resolve,
         verify=ssl.create_default_context(cafile=str(cert)),
     )
-    result = await tool.run({"url": f"https://pages.example:{served.port}/"}, asker=asker("C1"))
+    result = await tool.run(
+        {"url": f"https://pages.example:{served.port}/"},
+        asker=asker("C1", given=(f"https://pages.example:{served.port}/",)),
+    )
     assert result.ok, result.text
     assert BODY.decode() in result.text
     assert served.server_names == ["pages.example"]
@@ -110,6 +113,9 @@ async def test_a_certificate_for_another_name_is_refused(
         resolve=resolve,
         verify=ssl.create_default_context(cafile=str(other)),
     )
-    result = await tool.run({"url": f"https://pages.example:{served.port}/"}, asker=asker("C1"))
+    result = await tool.run(
+        {"url": f"https://pages.example:{served.port}/"},
+        asker=asker("C1", given=(f"https://pages.example:{served.port}/",)),
+    )
     assert not result.ok and "could not fetch it (ConnectError)" in result.text
     assert served.hosts == []

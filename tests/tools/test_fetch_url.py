@@ -15,7 +15,7 @@ from app.settings import Settings
 from app.tools.fetch_url import FetchUrlTool
 from app.tools.kit import Kit
 from app.tools.web_guard import Address, is_public
-from tests.fakes.web_pages import CHUNK, FakeWeb, gzip_bomb
+from tests.fakes.web_pages import CHUNK, GZIP_TEXT, JUNK_BYTES, FakeWeb, gzip_bomb
 from tests.tools.kit import asker
 
 
@@ -37,7 +37,9 @@ def kit(*, private: bool) -> Kit:
 
 
 async def fetch(url: str, *, private: bool = True, **options: Any) -> Any:
-    return await FetchUrlTool(kit(private=private), **options).run({"url": url}, asker=asker("C1"))
+    """What fetch_url reads of `url`, as if a person had shared it."""
+    tool = FetchUrlTool(kit(private=private), **options)
+    return await tool.run({"url": url}, asker=asker("C1", given=(url,)))
 
 
 async def test_an_articles_main_text_is_read_without_its_navigation(web: FakeWeb) -> None:
@@ -221,3 +223,49 @@ async def test_a_gzip_bomb_is_inflated_only_up_to_the_cap(web: FakeWeb) -> None:
     result, peak = await measured(f"{web.url}/bomb", max_bytes=1024 * 1024)
     assert not result.ok and "binary data, though sent as text/plain" in result.text
     assert peak < 8 * 1024 * 1024, peak  # 100 MB had it been inflated whole
+
+
+@pytest.mark.parametrize("path", ["/gzip-junk", "/gzip-endless"])
+async def test_a_compressed_page_is_read_to_its_streams_end_and_no_further(
+    web: FakeWeb, path: str
+) -> None:
+    """/gzip-junk: a line of text compressed, then 64 MiB of junk (read to the end, the junk
+    took 0.8 s of CPU per 8 MiB and every byte of it stayed in memory); /gzip-endless: a
+    stream that never ends, 64 MiB of blocks that inflate to nothing (bounded by the bytes read
+    off the wire, 1 MiB here). Neither is read much past its cap nor kept."""
+    web.reset()
+    result, peak = await measured(f"{web.url}{path}", max_bytes=1024 * 1024)
+    assert result.ok, result.text
+    assert GZIP_TEXT.strip() in result.text
+    assert ("only its first" in result.text) is (path == "/gzip-endless")
+    assert peak < 8 * 1024 * 1024, peak
+    # The server got ahead of the reader by at most what the sockets buffer.
+    assert web.sent.get(path, 0) < min(16 * 1024 * 1024, JUNK_BYTES // 4), web.sent
+
+
+async def test_a_page_is_read_up_to_5_mb_by_default(web: FakeWeb) -> None:
+    web.reset()
+    result = await fetch(f"{web.url}/huge")
+    assert result.ok and "only its first 5000000 bytes were read" in result.text
+
+
+async def test_an_internationalised_host_name_is_asked_for_as_idna_writes_it(
+    web: FakeWeb,
+) -> None:
+    """`bücher.de` is resolved, sent (Host) and checked as `xn--bcher-kva.de`; a resolver of
+    the test's own answers 127.0.0.1 (no DNS query leaves the machine)."""
+    asked: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return {"xn--bcher-kva.de": ["127.0.0.1"]}[host]
+
+    web.reset()
+    result = await fetch(
+        f"http://bücher.de:{web.port}/article", private=False, allow=loopback_too, resolve=resolve
+    )
+    assert result.ok, result.text
+    assert "twice as fast" in result.text
+    assert asked == ["xn--bcher-kva.de"]
+    assert web.requests()[0]["headers"]["host"] == f"xn--bcher-kva.de:{web.port}"
+    assert f"http://xn--bcher-kva.de:{web.port}/article" in result.text

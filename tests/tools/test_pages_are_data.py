@@ -38,7 +38,7 @@ def web() -> Iterator[FakeWeb]:
 
 async def test_a_page_that_gives_orders_is_fenced_as_data(web: FakeWeb) -> None:
     result = await FetchUrlTool(kit(private=True)).run(
-        {"url": f"{web.url}/injection"}, asker=asker("C1")
+        {"url": f"{web.url}/injection"}, asker=asker("C1", given=(f"{web.url}/injection",))
     )
     text = result.text
     assert result.ok, text

@@ -156,3 +156,35 @@ async def test_a_name_with_no_address_or_a_strange_answer_is_refused() -> None:
         await checked_addresses("odd.example", 80, resolve=not_an_address)
     with pytest.raises(Refused, match="no host"):
         await checked_addresses("", 80, resolve=nothing)
+
+
+@given(in_networks(PUBLIC_V4))
+async def test_a_nat64_address_carrying_a_public_ipv4_address_is_public(
+    carried: ipaddress.IPv4Address,
+) -> None:
+    """64:ff9b::/96 (RFC 6052) is how an IPv6-only network reaches IPv4 hosts: the host it
+    reaches decides. The prefix for local use (64:ff9b:1::/48, RFC 8215) is never public."""
+    nat64 = ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b::")) | int(carried))
+    assert is_public(nat64)
+    assert await checked_addresses(f"64:ff9b::{carried}", 443, resolve=no_dns) == [nat64]
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return [str(nat64)]  # as a DNS64 resolver answers for an IPv4-only name
+
+    assert await checked_addresses("pages.example", 443, resolve=resolve) == [nat64]
+    local_use = ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b:1::")) | int(carried))
+    assert not is_public(local_use)
+
+
+@given(in_networks(NON_PUBLIC_V4))
+async def test_a_nat64_address_carrying_a_private_ipv4_address_is_not(
+    carried: ipaddress.IPv4Address,
+) -> None:
+    nat64 = ipaddress.IPv6Address(int(ipaddress.IPv6Address("64:ff9b::")) | int(carried))
+    assert not is_public(nat64)
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return [str(nat64)]
+
+    with pytest.raises(Refused):
+        await checked_addresses("pages.example", 443, resolve=resolve)
