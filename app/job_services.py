@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -40,6 +40,9 @@ from app.tools.kit import Kit
 from app.tools.registry import Toolbox
 from app.tools.scope import Scopes
 
+if TYPE_CHECKING:  # imported only where MCP_SERVERS is set
+    from app.tools.mcp.servers import McpServers
+
 
 @dataclass
 class JobServices:
@@ -50,6 +53,7 @@ class JobServices:
     reply: ReplyService
     memory: MemoryService
     on_it: OnIt
+    mcp: McpServers | None = None  # MCP_SERVERS' servers (app.tools.mcp)
 
     def handlers(self) -> Mapping[JobKind, Handler]:
         """What each kind of job runs. A reply asked to (`on_it=True`: the job worker, once
@@ -66,7 +70,14 @@ class JobServices:
             JobKind.MEMORY: self.memory.run,
         }
 
+    def start(self) -> None:
+        """What runs beside the jobs: the MCP servers' checks."""
+        if self.mcp is not None:
+            self.mcp.start()
+
     async def close(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.on_it.close()
         await self.files.close()
         self.builder.close()
@@ -112,7 +123,9 @@ def build_job_services(
         llm=llm,
         scopes=Scopes(engine=engine, slack=slack),
     )
-    tools = ToolLoop(llm=llm, toolbox=Toolbox(settings, kit), max_rounds=settings.MAX_TOOL_ROUNDS)
+    mcp, more = _mcp(settings, engine)
+    toolbox = Toolbox(settings, kit, more=more)
+    tools = ToolLoop(llm=llm, toolbox=toolbox, max_rounds=settings.MAX_TOOL_ROUNDS)
     parts = JobParts(
         sessions=sessions,
         builder=builder,
@@ -154,4 +167,16 @@ def build_job_services(
             files=files,
         ),
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
+        mcp=mcp,
     )
+
+
+def _mcp(settings: Settings, engine: AsyncEngine) -> tuple[McpServers | None, Any]:
+    """The MCP servers and their tools, where MCP_SERVERS names any (and tools are offered)."""
+    if not settings.mcp_servers or settings.MAX_TOOL_ROUNDS == 0:
+        return None, None
+    from app.tools.mcp.servers import McpServers
+    from app.tools.mcp.toolset import McpTools
+
+    servers = McpServers(settings.mcp_servers, engine=engine)
+    return servers, McpTools(servers, engine=engine, approvals=None)

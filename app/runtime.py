@@ -293,6 +293,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     runtime.spawn(after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:
+        runtime.services.start()
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         runtime.spawn(load_job_libraries(), "job-libraries")
         runtime.spawn(runtime.check_model_key(), "model-key")
