@@ -41,6 +41,7 @@ from app.tools.registry import Toolbox
 from app.tools.scope import Scopes
 
 if TYPE_CHECKING:  # imported only where MCP_SERVERS is set
+    from app.conversation.approval_job import ApprovalJob
     from app.tools.mcp.servers import McpServers
 
 
@@ -54,6 +55,7 @@ class JobServices:
     memory: MemoryService
     on_it: OnIt
     mcp: McpServers | None = None  # MCP_SERVERS' servers (app.tools.mcp)
+    approval: ApprovalJob | None = None  # what follows a person's approval (the same)
 
     def handlers(self) -> Mapping[JobKind, Handler]:
         """What each kind of job runs. A reply asked to (`on_it=True`: the job worker, once
@@ -64,10 +66,14 @@ class JobServices:
                 return list(await self.on_it.around(self.reply.run)(**job))
             return await self.reply.run(**job)
 
+        async def approval(**job: Any) -> float | None:
+            return await self.approval.run(**job) if self.approval is not None else None
+
         return {
             JobKind.JUDGMENT: self.judgment.run,
             JobKind.REPLY: reply,
             JobKind.MEMORY: self.memory.run,
+            JobKind.APPROVAL: approval,
         }
 
     def start(self) -> None:
@@ -123,7 +129,7 @@ def build_job_services(
         llm=llm,
         scopes=Scopes(engine=engine, slack=slack),
     )
-    mcp, more = _mcp(settings, engine)
+    mcp, more = _mcp(settings, engine, slack)
     toolbox = Toolbox(settings, kit, more=more)
     tools = ToolLoop(llm=llm, toolbox=toolbox, max_rounds=settings.MAX_TOOL_ROUNDS)
     parts = JobParts(
@@ -168,15 +174,45 @@ def build_job_services(
         ),
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
         mcp=mcp,
+        approval=_approval_job(
+            parts, engine=engine, slack=slack, servers=mcp, loop=tools, settings=settings
+        ),
     )
 
 
-def _mcp(settings: Settings, engine: AsyncEngine) -> tuple[McpServers | None, Any]:
+def _mcp(
+    settings: Settings, engine: AsyncEngine, slack: SlackClient
+) -> tuple[McpServers | None, Any]:
     """The MCP servers and their tools, where MCP_SERVERS names any (and tools are offered)."""
     if not settings.mcp_servers or settings.MAX_TOOL_ROUNDS == 0:
         return None, None
+    from app.tools.mcp.approvals import ApprovalRequests
     from app.tools.mcp.servers import McpServers
     from app.tools.mcp.toolset import McpTools
 
     servers = McpServers(settings.mcp_servers, engine=engine)
-    return servers, McpTools(servers, engine=engine, approvals=None)
+    asking = ApprovalRequests(engine=engine, slack=slack)
+    return servers, McpTools(servers, engine=engine, approvals=asking)
+
+
+def _approval_job(
+    parts: JobParts,
+    *,
+    engine: AsyncEngine,
+    slack: SlackClient,
+    servers: McpServers | None,
+    loop: ToolLoop,
+    settings: Settings,
+) -> ApprovalJob | None:
+    if servers is None:
+        return None
+    from app.conversation.approval_job import ApprovalJob
+
+    return ApprovalJob(
+        parts,
+        engine=engine,
+        slack=slack,
+        servers=servers,
+        loop=loop,
+        history_limit=settings.THREAD_HISTORY_LIMIT,
+    )

@@ -54,6 +54,7 @@ def upgrade() -> None:
         sa.Column("reason", _text(16), nullable=False),
         sa.Column("claim_id", sa.Integer(), nullable=False),
         sa.Column("user_id", _text(32), nullable=False),
+        sa.Column("language", _text(8), nullable=False),
         sa.Column("server", _text(32), nullable=False),
         sa.Column("tool", _text(100), nullable=False),
         sa.Column("arguments", sqlmodel.sql.sqltypes.AutoString(), nullable=False),

@@ -64,6 +64,7 @@ class McpApproval(SQLModel, table=True):
     reason: str = Field(default="", max_length=16)  # that reply's (app.domain.ReplyReason)
     claim_id: int  # the reply whose model asked (app.db.models.Reply.id)
     user_id: str = Field(max_length=32)  # the one person who may decide
+    language: str = Field(default="en", max_length=8)  # of the card: the person's message's
     server: str = Field(max_length=32)
     tool: str = Field(max_length=100)
     arguments: str  # JSON, as the model wrote them

@@ -118,6 +118,15 @@ class McpServers:
             tool for server in self._servers.values() if server.state == OK for tool in server.tools
         ]
 
+    def approved(self, server: str, tool: str) -> OfferedTool | None:
+        """A tool MCP_SERVERS lists under `approve` now (a restart may have changed it), to be
+        called after a person approved it, whether or not the server answers now."""
+        found = self._servers.get(server)
+        if found is None or tool not in found.config.approve:
+            return None
+        known = next((t for t in found.tools if t.tool == tool), None)
+        return known or OfferedTool(server, tool, description="", parameters={}, approve=True)
+
     def tool(self, name: str) -> OfferedTool | None:
         return next((tool for tool in self.offered() if tool.name == name), None)
 
