@@ -3,9 +3,11 @@
 (listing every page of a server's tools; a tool's input schema as OpenAI's function calling
 takes it). Never a protocol of our own.
 
-Each operation opens its own session (initialize, the one request, close): a few milliseconds
-more than a session kept open, and nothing to keep alive, reconnect or leak between replies.
-Each is bounded by `seconds` as a whole. What goes wrong is one of our two errors: the server
+Each operation opens its own MCP session (initialize, the one request, close): a few
+milliseconds more than a session kept open, and nothing to keep alive, reconnect or leak
+between replies; the HTTP client under it (its connections, its TLS context) is the server's
+own, made once (`http_client`) and closed with the servers. Each operation is bounded by
+`seconds` as a whole. What goes wrong is one of our two errors: the server
 is unreachable (down, slow, an error status, a broken answer), or it answered the request with
 an error of its own. Imported only where MCP_SERVERS is set, on a thread (app.tools.mcp.servers).
 """
@@ -30,7 +32,14 @@ CLIENT = Implementation(name="tomo", version="1")
 REQUEST_ERRORS = frozenset({-32602, -32601})
 
 
-async def list_tools(server: McpServer, *, seconds: float) -> list[ListedTool]:
+def http_client(server: McpServer, *, seconds: float) -> httpx2.AsyncClient:
+    """The server's HTTP client: its headers on every request, `seconds` for each step."""
+    return httpx2.AsyncClient(headers=server.header_values(), timeout=httpx2.Timeout(seconds))
+
+
+async def list_tools(
+    server: McpServer, *, http: httpx2.AsyncClient, seconds: float
+) -> list[ListedTool]:
     async def listing(session: ClientSession) -> list[ListedTool]:
         tools = await list_tools_with_pagination(session, seconds, require_complete=True)
         listed = []
@@ -47,17 +56,22 @@ async def list_tools(server: McpServer, *, seconds: float) -> list[ListedTool]:
             )
         return listed
 
-    return await _with_session(server, seconds, listing)
+    return await _with_session(server, http, seconds, listing)
 
 
 async def call_tool(
-    server: McpServer, name: str, arguments: dict[str, Any], *, seconds: float
+    server: McpServer,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    http: httpx2.AsyncClient,
+    seconds: float,
 ) -> Answer:
     async def calling(session: ClientSession) -> Answer:
         result = await session.call_tool(name, arguments, read_timeout_seconds=seconds)
         return _answer(result)
 
-    return await _with_session(server, seconds, calling)
+    return await _with_session(server, http, seconds, calling)
 
 
 def _answer(result: CallToolResult) -> Answer:
@@ -70,12 +84,12 @@ def _answer(result: CallToolResult) -> Answer:
     return Answer(text="\n".join(parts), is_error=bool(result.is_error))
 
 
-async def _with_session(server: McpServer, seconds: float, work: Any) -> Any:
+async def _with_session(
+    server: McpServer, http: httpx2.AsyncClient, seconds: float, work: Any
+) -> Any:
     try:
         with anyio.fail_after(seconds):
-            timeout = httpx2.Timeout(seconds)
             async with (
-                httpx2.AsyncClient(headers=server.header_values(), timeout=timeout) as http,
                 streamable_http_client(server.url, http_client=http) as (read, write),
                 ClientSession(read, write, read_timeout_seconds=seconds, client_info=CLIENT) as s,
             ):

@@ -37,6 +37,7 @@ class _Server:
     config: McpServer
     state: str = UNREACHABLE  # until it first answers
     tools: list[OfferedTool] = field(default_factory=list)
+    http: Any = None  # its HTTP client (app.tools.mcp.client.http_client), made at first use
 
 
 class McpServers:
@@ -66,6 +67,10 @@ class McpServers:
             self._watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watching
+        for server in self._servers.values():
+            if server.http is not None:
+                await server.http.aclose()
+                server.http = None
 
     async def _watch(self) -> None:
         while True:
@@ -73,16 +78,22 @@ class McpServers:
             self.checked.set()
             await asyncio.sleep(self.check_seconds)
 
-    async def _sdk(self) -> ModuleType:
+    async def _sdk(self, server: _Server) -> ModuleType:
+        """The SDK's client module (imported on a thread, once), the server's HTTP client made."""
         if self._client is None:
             self._client = await asyncio.to_thread(importlib.import_module, "app.tools.mcp.client")
+        if server.http is None:
+            server.http = self._client.http_client(server.config, seconds=self.call_seconds)
         return self._client
 
     async def check(self, name: str) -> None:
         """List the server's tools now: it answers (its tools are offered) or it does not."""
         server = self._servers[name]
         try:
-            listed = await (await self._sdk()).list_tools(server.config, seconds=self.call_seconds)
+            client = await self._sdk(server)
+            listed = await client.list_tools(
+                server.config, http=server.http, seconds=self.call_seconds
+            )
         except Exception as error:  # McpUnreachable, McpRefused, or the SDK not importing
             await self._down(server, str(error) or type(error).__name__)
             return
@@ -135,9 +146,9 @@ class McpServers:
         McpRefused: the server refused this call)."""
         server = self._servers[tool.server]
         try:
-            client = await self._sdk()
+            client = await self._sdk(server)
             answer: Answer = await client.call_tool(
-                server.config, tool.tool, arguments, seconds=self.call_seconds
+                server.config, tool.tool, arguments, http=server.http, seconds=self.call_seconds
             )
         except McpUnreachable as error:
             await self._down(server, str(error))
