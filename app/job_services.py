@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -40,6 +40,10 @@ from app.tools.kit import Kit
 from app.tools.registry import Toolbox
 from app.tools.scope import Scopes
 
+if TYPE_CHECKING:  # imported only where MCP_SERVERS is set
+    from app.conversation.approval_job import ApprovalJob
+    from app.tools.mcp.servers import McpServers
+
 
 @dataclass
 class JobServices:
@@ -50,6 +54,8 @@ class JobServices:
     reply: ReplyService
     memory: MemoryService
     on_it: OnIt
+    mcp: McpServers | None = None  # MCP_SERVERS' servers (app.tools.mcp)
+    approval: ApprovalJob | None = None  # what follows a person's approval (the same)
 
     def handlers(self) -> Mapping[JobKind, Handler]:
         """What each kind of job runs. A reply asked to (`on_it=True`: the job worker, once
@@ -60,13 +66,24 @@ class JobServices:
                 return list(await self.on_it.around(self.reply.run)(**job))
             return await self.reply.run(**job)
 
+        async def approval(**job: Any) -> float | None:
+            return await self.approval.run(**job) if self.approval is not None else None
+
         return {
             JobKind.JUDGMENT: self.judgment.run,
             JobKind.REPLY: reply,
             JobKind.MEMORY: self.memory.run,
+            JobKind.APPROVAL: approval,
         }
 
+    def start(self) -> None:
+        """What runs beside the jobs: the MCP servers' checks."""
+        if self.mcp is not None:
+            self.mcp.start()
+
     async def close(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()
         await self.on_it.close()
         await self.files.close()
         self.builder.close()
@@ -112,7 +129,9 @@ def build_job_services(
         llm=llm,
         scopes=Scopes(engine=engine, slack=slack),
     )
-    tools = ToolLoop(llm=llm, toolbox=Toolbox(settings, kit), max_rounds=settings.MAX_TOOL_ROUNDS)
+    mcp, more = _mcp(settings, engine, slack)
+    toolbox = Toolbox(settings, kit, more=more)
+    tools = ToolLoop(llm=llm, toolbox=toolbox, max_rounds=settings.MAX_TOOL_ROUNDS)
     parts = JobParts(
         sessions=sessions,
         builder=builder,
@@ -154,4 +173,46 @@ def build_job_services(
             files=files,
         ),
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
+        mcp=mcp,
+        approval=_approval_job(
+            parts, engine=engine, slack=slack, servers=mcp, loop=tools, settings=settings
+        ),
+    )
+
+
+def _mcp(
+    settings: Settings, engine: AsyncEngine, slack: SlackClient
+) -> tuple[McpServers | None, Any]:
+    """The MCP servers and their tools, where MCP_SERVERS names any (and tools are offered)."""
+    if not settings.mcp_servers or settings.MAX_TOOL_ROUNDS == 0:
+        return None, None
+    from app.tools.mcp.approvals import ApprovalRequests
+    from app.tools.mcp.servers import McpServers
+    from app.tools.mcp.toolset import McpTools
+
+    servers = McpServers(settings.mcp_servers, engine=engine)
+    asking = ApprovalRequests(engine=engine, slack=slack)
+    return servers, McpTools(servers, engine=engine, approvals=asking)
+
+
+def _approval_job(
+    parts: JobParts,
+    *,
+    engine: AsyncEngine,
+    slack: SlackClient,
+    servers: McpServers | None,
+    loop: ToolLoop,
+    settings: Settings,
+) -> ApprovalJob | None:
+    if servers is None:
+        return None
+    from app.conversation.approval_job import ApprovalJob
+
+    return ApprovalJob(
+        parts,
+        engine=engine,
+        slack=slack,
+        servers=servers,
+        loop=loop,
+        history_limit=settings.THREAD_HISTORY_LIMIT,
     )

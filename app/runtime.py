@@ -43,6 +43,7 @@ from app.slack.client import SlackClient
 
 if TYPE_CHECKING:  # the job services are built only where jobs run (app.core)
     from app.context.builder import ContextBuilder
+    from app.conversation.approval_timers import ApprovalTimers
     from app.conversation.judgment import JudgmentService
     from app.conversation.reply import ReplyService
     from app.job_services import JobServices
@@ -70,6 +71,8 @@ class Runtime(Core):
     model_key: str | None = field(default=None, kw_only=True)
     # Where this instance's processes count (app.metrics); None: METRICS_TOKEN is unset.
     metrics_directory: Path | None = field(default=None, kw_only=True)
+    # The timers of calls waiting for approval; None: MCP_SERVERS is unset.
+    approval_timers: ApprovalTimers | None = field(default=None, kw_only=True)
 
     @property
     def worker(self) -> WorkerJobs | None:
@@ -106,7 +109,7 @@ class Runtime(Core):
     async def restore_timers(self) -> int:
         """Every conversation still owed a judgment or a reply gets its timer back."""
         async with self.sessions() as session:
-            return await restore_timers(
+            restored = await restore_timers(
                 session,
                 self.timer_policy,
                 min_wait=self.settings.MIN_WAIT_SECONDS,
@@ -114,6 +117,9 @@ class Runtime(Core):
                 max_age=self.settings.MAX_MESSAGE_AGE_SECONDS,
                 replying=await self.timers.replies_running(),
             )
+        if self.approval_timers is not None:
+            restored += await self.approval_timers.restore()
+        return restored
 
     @property
     def model_key_state(self) -> str:
@@ -171,10 +177,17 @@ def build_runtime(
         assert core.services is not None
         jobs = InlineJobs(core.services.handlers())
         on_it = core.services.on_it
+    reply = on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it)
+    approval_timers = None
+    if settings.mcp_servers:
+        from app.conversation.approval_timers import ApprovalTimers
+
+        approval_timers = ApprovalTimers(engine=engine, timers=timers, run=jobs.approval)
+        reply = approval_timers.after(reply)
     timer_policy = TimerPolicy(
         timers=timers,
         judge=jobs.judgment,
-        reply=on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it),
+        reply=reply,
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
         follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
@@ -213,6 +226,7 @@ def build_runtime(
         intake=intake,
         eraser=eraser,
         purge=purge,
+        approval_timers=approval_timers,
     )
     core.identity.on_authorized = lambda: slack_works_again(runtime)
     return runtime
@@ -293,6 +307,7 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     runtime.spawn(after_identity(runtime), "identity")
     runtime.spawn(_clear_leftover_signs(runtime), "on-it-leftovers")
     if runtime.services is not None:
+        runtime.services.start()
         # LiteLLM's seconds of import start only now, so they do not delay the first request.
         runtime.spawn(load_job_libraries(), "job-libraries")
         runtime.spawn(runtime.check_model_key(), "model-key")

@@ -6,10 +6,19 @@ import os
 from pathlib import Path
 from typing import Annotated, get_args
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
+from app.settings_mcp import McpServer, parse_servers, raw_servers
 from app.settings_report import describe
 
 DEFAULT_PERSONA_PROMPT = (
@@ -126,6 +135,10 @@ class Settings(DatabaseSettings):
     FETCH_PRIVATE_ADDRESSES: bool = False
     # Bearer token for GET /metrics; unset: /metrics answers 404.
     METRICS_TOKEN: SecretStr | None = None
+    # MCP servers whose tools a reply's model may call (app.settings_mcp, docs/tools.md#mcp):
+    # a JSON array, or @ and the path of a JSON file holding one; unset: none.
+    MCP_SERVERS: str | None = None
+    _mcp_servers: tuple[McpServer, ...] = PrivateAttr(default=())
 
     LOG_LEVEL: str = "INFO"
     LOG_FORMAT: str = "text"
@@ -177,6 +190,31 @@ class Settings(DatabaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None
+
+    @field_validator("MCP_SERVERS")
+    @classmethod
+    def _check_mcp_servers(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = raw_servers(value)
+        parse_servers(value, environment=_Anything())  # its shape; ${VAR} comes after
+        return value
+
+    @model_validator(mode="after")
+    def _fill_mcp_servers(self) -> Settings:
+        """The servers, `${VAR}` read from the environment, or from `.env`."""
+        if self.MCP_SERVERS is not None:
+            environment = {**self.provider_environment, **os.environ}
+            try:
+                self._mcp_servers = parse_servers(self.MCP_SERVERS, environment=environment)
+            except ValueError as error:
+                raise ValueError(f"MCP_SERVERS {error}") from None
+        return self
+
+    @property
+    def mcp_servers(self) -> tuple[McpServer, ...]:
+        """The MCP servers of MCP_SERVERS, in its order; () when unset."""
+        return self._mcp_servers
 
     @field_validator("LOG_LEVEL")
     @classmethod
@@ -306,6 +344,16 @@ class Settings(DatabaseSettings):
         return token or None
 
 
+class _Anything(dict[str, str]):
+    """Every variable set (to nothing): for checking MCP_SERVERS' shape alone."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> str:
+        return ""
+
+
 def settings_environment(settings: Settings) -> dict[str, str]:
     """These settings as environment variables, secrets included, for a child process (the
     job worker) to read back exactly, and `.env`'s other variables (a provider's key, which
@@ -338,9 +386,12 @@ def load_settings(**overrides: object) -> Settings:
             error.errors(),
             fields=Settings.model_fields,
             secrets={
-                name
-                for name, field in Settings.model_fields.items()
-                if SecretStr in (field.annotation, *get_args(field.annotation))
+                "MCP_SERVERS",  # its headers may hold a secret written in place of ${VAR}
+                *(
+                    name
+                    for name, field in Settings.model_fields.items()
+                    if SecretStr in (field.annotation, *get_args(field.annotation))
+                ),
             },
             environment={n for n in Settings.model_fields if n in os.environ},
             env_file=Path(".env").is_file(),

@@ -53,6 +53,7 @@ def _handlers(services: JobServices) -> Mapping[JobKind, Handler]:
         JobKind.JUDGMENT: judgment,
         JobKind.REPLY: handlers[JobKind.REPLY],
         JobKind.MEMORY: memory,
+        JobKind.APPROVAL: handlers[JobKind.APPROVAL],
     }
 
 
@@ -88,6 +89,7 @@ async def main(fd: int, metrics_directory: str | None = None) -> None:
         dialect.insert_returning = dialect.update_returning = dialect.delete_returning = False
     core = build_core(settings, engine, runs_jobs=True)
     assert core.services is not None
+    core.services.start()
     # LiteLLM and slack-sdk, imported from the start, as inline mode does: the first job
     # should not wait for them, nor this process's first "on it" sign and Slack call.
     loading = asyncio.create_task(load_job_libraries())

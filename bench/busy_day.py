@@ -3,6 +3,7 @@ its job worker, idle after the first replies and at the day's peak.
 
     .venv/bin/python -m bench.busy_day
     .venv/bin/python -m bench.busy_day --conversations 40
+    .venv/bin/python -m bench.busy_day --mcp
 
 tomo runs as `uvicorn app.main:app` on the default settings (its job worker a process of its
 own, SQLite, METRICS_TOKEN set so its metrics count too, every tool offered to replies) with
@@ -19,18 +20,22 @@ are read; once every reply is done, a last mention. The memory refresh runs ever
 over what they wrote. PSS is sampled every 0.2 s throughout, of the server and of its job
 worker apart too. The run fails unless every tool round happened and returned what it was sent
 for, as the model stand-in saw the results and as tomo's log says.
-Last line: `busy_day idle_pss_mib=N peak_pss_mib=M`.
+With --mcp, MCP_SERVERS names an MCP server on 127.0.0.1 (bench/mcp_server.py, built with the
+official SDK) and each tool round calls its `tracker__search_issues` too, so the job worker
+carries the MCP SDK and its client's calls. Last line: `busy_day idle_pss_mib=N peak_pss_mib=M`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +159,7 @@ async def day(
     *,
     calls: Calls,
     sampler: Sampler,
+    tools: tuple[str, ...] = busy_day_tools.TOOLS,
 ) -> None:
     base = time.time()
     calls.read()
@@ -170,9 +176,10 @@ async def day(
         ]
         await _send(tomo_port, [d.body for d in talk])
         await _send(tomo_port, [d.body for d in mention(f"CASK{n % 10:03d}", f"{base + n:.6f}")])
-    tools = len(busy_day_tools.TOOLS)
-    await _send(tomo_port, busy_day_tools.rounds(port, parent, first_channel=2, ts=time.time()))
-    posts += conversations + tools
+    rounds = len(tools)
+    asked = busy_day_tools.rounds(port, parent, first_channel=2, ts=time.time(), tools=tools)
+    await _send(tomo_port, asked)
+    posts += conversations + rounds
     await calls.until_posts(posts)
     sampler.phase = "the files shared, and the second tool rounds"
     pictures = [name for name in files if not name.endswith((".pdf", ".html"))]
@@ -181,8 +188,9 @@ async def day(
         ts = f"{base + conversations + n:.6f}"
         bodies = [_with_files(d.body, shared) for d in mention(f"CFILE{n:03d}", ts)]
         await _send(tomo_port, bodies)
-    await _send(tomo_port, busy_day_tools.rounds(port, parent, first_channel=12, ts=time.time()))
-    posts += len(pictures) + 1 + tools
+    asked = busy_day_tools.rounds(port, parent, first_channel=12, ts=time.time(), tools=tools)
+    await _send(tomo_port, asked)
+    posts += len(pictures) + 1 + rounds
     await calls.until_posts(posts)
     await calls.until_finished(posts)
     sampler.phase = "the last reply and memory refreshes"
@@ -202,7 +210,17 @@ async def main(args: argparse.Namespace) -> None:
     port = free_port()
     env = {**os.environ, "TOMO_BENCH_FILES": str(workdir)}
     stand = uvicorn("bench.busy_day:host", port=port, env=env, log=workdir / "s.log")
-    with running(stand):
+    tools, mcp = busy_day_tools.TOOLS, {}
+    if args.mcp:
+        tools = (*tools, busy_day_tools.MCP_TOOL)
+        mcp_port = free_port()
+        server = {"name": "tracker", "url": f"http://127.0.0.1:{mcp_port}/mcp"}
+        server |= {"tools": ["search_issues"], "approve": []}
+        mcp = {"MCP_SERVERS": json.dumps([server])}
+        tracker = uvicorn(
+            "bench.mcp_server:app", port=mcp_port, env=env, flags=(), log=workdir / "mcp.log"
+        )
+    with running(stand), running(tracker) if args.mcp else contextlib.nullcontext():
         wait_ready(stand, f"http://127.0.0.1:{port}/api/auth.test")
         url = f"http://127.0.0.1:{port}"
         settings = tomo_env(
@@ -216,11 +234,14 @@ async def main(args: argparse.Namespace) -> None:
             FETCH_PRIVATE_ADDRESSES="true",  # the page is on this machine's loopback
             WEB_SEARCH_PROVIDER="searxng",
             WEB_SEARCH_API_BASE=url,
+            **mcp,
         )
-        tomo_port, calls = free_port(), Calls(port)
+        tomo_port, calls = free_port(), Calls(port, tools=tools)
         tomo = uvicorn("app.main:app", port=tomo_port, env=settings, log=workdir / "tomo.log")
         with running(tomo):
             wait_ready(tomo, f"http://127.0.0.1:{tomo_port}/healthz")
+            if args.mcp:
+                _wait_mcp(tomo_port)
             wait_idle(tomo.pid)
             for n in range(3):  # the first replies
                 await _send(tomo_port, [d.body for d in mention("CWARM", f"{time.time():.6f}")])
@@ -234,7 +255,15 @@ async def main(args: argparse.Namespace) -> None:
             )
             with Sampler(tomo.pid) as sampler:
                 started = time.monotonic()
-                await day(port, tomo_port, files, args.conversations, calls=calls, sampler=sampler)
+                await day(
+                    port,
+                    tomo_port,
+                    files,
+                    args.conversations,
+                    calls=calls,
+                    sampler=sampler,
+                    tools=tools,
+                )
                 await calls.until_judged(args.conversations + 1)  # and the thread
                 await asyncio.sleep(6)  # a memory refresh over the day's messages
                 wait_idle(tomo.pid)
@@ -255,9 +284,25 @@ async def main(args: argparse.Namespace) -> None:
     print(f"busy_day idle_pss_mib={idle_pss:.0f} peak_pss_mib={sampler.peak_pss:.0f}")
 
 
+def _wait_mcp(tomo_port: int, timeout: float = 120.0) -> None:
+    """Until /healthz says tomo's job worker found the MCP server answering."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"http://127.0.0.1:{tomo_port}/healthz", timeout=5) as answer:
+            if json.load(answer).get("mcp", {}).get("tracker") == "ok":
+                return
+        time.sleep(0.5)
+    raise RuntimeError("the MCP server was never found answering")
+
+
 def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--conversations", type=int, default=20)
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="an MCP server configured (bench/mcp_server.py) and its tool called in each round",
+    )
     asyncio.run(main(parser.parse_args()))
 
 

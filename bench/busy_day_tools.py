@@ -20,6 +20,8 @@ from bench.standins import WORKSPACE_URL
 from bench.web_page import OPENING
 
 TOOLS = ("search_messages", "read_thread", "note", "fetch_url", "web_search")
+# With --mcp: an MCP server's tool too (bench/mcp_server.py), offered as server__tool.
+MCP_TOOL = "tracker__search_issues"
 THREAD_CHANNEL = "C0001"
 QUERY = "offsite roadmap"
 SEARCHED = "spring offsite venues"
@@ -31,6 +33,7 @@ FOUND = {
     "note": "noted",
     "fetch_url": OPENING,
     "web_search": f"{SEARCHED} — result 1",
+    MCP_TOOL: "PROJ-12: Review the offsite roadmap",
 }
 _THREAD = (
     "Where is the offsite roadmap? I'd like to review it before Friday.",
@@ -50,7 +53,9 @@ def the_thread(base: float) -> tuple[str, list[bytes]]:
     return parent, bodies
 
 
-def rounds(port: int, parent: str, *, first_channel: int, ts: float) -> list[bytes]:
+def rounds(
+    port: int, parent: str, *, first_channel: int, ts: float, tools: tuple[str, ...] = TOOLS
+) -> list[bytes]:
     """One mention per tool, each in a public channel of its own (C0002 on from
     `first_channel`), as Slack writes links in a message's text: `<https://…>`."""
     link = f"{WORKSPACE_URL}archives/{THREAD_CHANNEL}/p{parent.replace('.', '')}"
@@ -60,9 +65,10 @@ def rounds(port: int, parent: str, *, first_channel: int, ts: float) -> list[byt
         "note": "The spring offsite roadmap is reviewed on Friday.",
         "fetch_url": f"<http://127.0.0.1:{port}/pages/{PAGE}>",
         "web_search": SEARCHED,
+        MCP_TOOL: QUERY,
     }
     bodies = []
-    for n, tool in enumerate(TOOLS):
+    for n, tool in enumerate(tools):
         channel = f"C{first_channel + n:04d}"
         text = f"can you help? use tool:{tool} {arguments[tool]}"
         bodies += [d.body for d in mention(channel, f"{ts + n / 1000:.6f}", text=text)]
@@ -73,7 +79,8 @@ class ToolTally:
     """The tool rounds as the model stand-in saw them (its GET /calls): the calls it asked
     for, and the results handed back to it, per tool."""
 
-    def __init__(self) -> None:
+    def __init__(self, tools: tuple[str, ...] = TOOLS) -> None:
+        self.tools = tools
         self.called: Counter[str] = Counter()
         self.returned: Counter[str] = Counter()
         self.wrong: list[str] = []  # results that were errors or lacked what was sought
@@ -96,7 +103,7 @@ class ToolTally:
         ok`); the tally as a line otherwise."""
         logged = Counter(re.findall(r"\btool (\w+) \(claim \d+\): ok,", log.read_text()))
         problems = [f"wrong results: {'; '.join(self.wrong)}"] if self.wrong else []
-        for tool in TOOLS:
+        for tool in self.tools:
             seen = (self.called[tool], self.returned[tool], logged[tool])
             if seen != (rounds, rounds, rounds):
                 problems.append(
@@ -105,4 +112,4 @@ class ToolTally:
                 )
         if problems:
             raise RuntimeError("tool rounds did not all happen: " + " | ".join(problems))
-        return ", ".join(f"{tool} {self.returned[tool]}" for tool in TOOLS)
+        return ", ".join(f"{tool} {self.returned[tool]}" for tool in self.tools)

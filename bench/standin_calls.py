@@ -11,16 +11,16 @@ import urllib.request
 from collections.abc import Callable
 
 from bench import standins
-from bench.busy_day_tools import ToolTally
+from bench.busy_day_tools import TOOLS, ToolTally
 
 
 class Calls:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, tools: tuple[str, ...] = TOOLS) -> None:
         self._url = f"http://127.0.0.1:{port}/calls"
         self.posts = 0  # replies begun: a post, or a stream started
         self.finished = 0  # replies done: posted whole, or their stream stopped
         self.judgments = 0
-        self.tools = ToolTally()
+        self.tools = ToolTally(tools)
 
     def read(self) -> None:
         with urllib.request.urlopen(self._url, timeout=5) as answer:

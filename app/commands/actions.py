@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
+from app.commands import tools as tool_switches
 from app.commands.answers import escape, quoted, say
 from app.commands.words import Action, BadDuration, is_japanese, parse_duration
 from app.commands.words import parse_words as parse_command_words
@@ -35,6 +36,7 @@ from app.jobs.kinds import JobKind
 from app.memory import notebook
 from app.memory.control import forget_channel, remembered
 from app.retention.forget import ForgottenMessages
+from app.settings import Settings
 from app.slack.commands import SlashCommand
 from app.slack.identity import Identity
 
@@ -69,7 +71,10 @@ class Commands:
         auto_reply_channels: frozenset[str],
         rebuild_memories: Callable[[], Awaitable[object]],
         forget_messages: ForgetMessages,
+        settings: Settings | None = None,
     ) -> None:
+        """`settings`: for `/tomo tools` (the tools TOOLS and MCP_SERVERS offer)."""
+        self._settings = settings
         self._engine = engine
         self._timers = timers
         self._voice = voice
@@ -128,6 +133,9 @@ class Commands:
             return reply("normal_set")
         if parsed.action is Action.MEMORY:
             return reply("memory", **await self._memory(channel))
+        if parsed.action is Action.TOOLS:
+            answer, values = await self._tools(channel, user, parsed.argument)
+            return reply(answer, **values)
         forgotten = await forget_channel(self._engine, channel=channel, user=user)
         deleted = await self._forget_messages(channel, forgotten.at)
         logger.info(
@@ -146,6 +154,27 @@ class Commands:
             messages=deleted.messages,
             files=deleted.files,
             notes=forgotten.notes,
+        )
+
+    async def _tools(self, channel: str, user: str, words: str) -> tuple[str, dict[str, Any]]:
+        """`/tomo tools`, `/tomo tools off NAME`, `/tomo tools on NAME` (app.commands.tools)."""
+        if self._settings is None:
+            return "tools_list", {"own": [], "servers": []}
+        from app.tools.mcp.servers import CHECK_SECONDS  # how old a server's state may be
+
+        stale_after = 3 * CHECK_SECONDS
+        if not words:
+            listed = await tool_switches.listing(
+                self._engine, self._settings, channel=channel, stale_after=stale_after
+            )
+            return "tools_list", listed
+        return await tool_switches.switch_tool(
+            self._engine,
+            self._settings,
+            channel=channel,
+            user=user,
+            words=words,
+            stale_after=stale_after,
         )
 
     async def _set(

@@ -21,6 +21,7 @@ class Action(StrEnum):
     NORMAL = "normal"
     MEMORY = "memory"
     FORGET = "forget"
+    TOOLS = "tools"
     UNKNOWN = "unknown"
 
 
@@ -35,8 +36,9 @@ WORDS: dict[str, Action] = {
     **dict.fromkeys(("normal", "通常", "ふつう", "普通"), Action.NORMAL),
     **dict.fromkeys(("memory", "memories", "記憶", "きおく"), Action.MEMORY),
     **dict.fromkeys(("forget", "忘れて", "わすれて", "忘れる"), Action.FORGET),
+    **dict.fromkeys(("tools", "tool", "ツール", "道具"), Action.TOOLS),
 }
-TAKES_ARGUMENT = frozenset({Action.QUIET})
+TAKES_ARGUMENT = frozenset({Action.QUIET, Action.TOOLS})
 
 MAX_DURATION_SECONDS = 365 * 86400.0
 _UNITS: dict[str, float] = {

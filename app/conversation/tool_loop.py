@@ -67,20 +67,20 @@ class ToolLoop:
         self._max_calls = max_calls
         self._seconds = seconds
 
-    async def offered(self) -> list[dict[str, Any]] | None:
+    async def offered(self, asker: Asker) -> list[dict[str, Any]] | None:
         """The tools' definitions when this reply model may call them; None for none."""
         if not self._toolbox or self._max_rounds == 0:
             return None
         if not await self._llm.calls_functions(PURPOSE):
             return None
-        return self._toolbox.definitions()
+        return await self._toolbox.offered(asker.channel) or None
 
     async def complete(
         self, messages: list[dict[str, Any]], *, asker: Asker, progress: Progress | None = None
     ) -> str:
         """The reply's text, after the rounds of tool calls it asked for (LLMError: the model
         failed)."""
-        tools = await self.offered()
+        tools = await self.offered(asker)
         messages = list(messages)
         run = ToolRun(asker, seconds=self._seconds)
         for round_number in range(self._max_rounds + 1):
@@ -105,7 +105,7 @@ class ToolLoop:
         """The reply's text as the model writes it, round after round: a round that turns
         into tool calls gives only the text that came before them (LLMError: the model
         failed)."""
-        tools = await self.offered()
+        tools = await self.offered(asker)
         messages = list(messages)
         run = ToolRun(asker, seconds=self._seconds)
         said = ""  # the text so far, of every round

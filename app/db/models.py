@@ -286,3 +286,8 @@ class Note(SQLModel, table=True):
     about: str = Field(default="", max_length=400)  # user ids, comma-separated
     created_at: float = 0.0
     claim_id: int  # the reply claim that wrote it (app.db.models.Reply.id)
+
+
+# The tables of tools from MCP servers, registered with these (alembic/env.py imports this
+# module for SQLModel.metadata).
+from app.db.mcp_models import McpApproval, McpServerState, McpSwitch  # noqa: E402, F401

@@ -18,6 +18,7 @@ class JobKind(StrEnum):
     PRUNE = "prune"  # forget old event ids (periodic)
     PURGE = "purge"  # delete what is older than the retention (periodic)
     STALLED = "stalled"  # run again what a dead instance left running (periodic, Procrastinate)
+    APPROVAL = "approval"  # a call waiting for a person's approval: decided, or its wait over
 
 
 CONVERSATION_JOBS = (JobKind.JUDGMENT, JobKind.REPLY)

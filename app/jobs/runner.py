@@ -21,6 +21,11 @@ class JobRunner(Protocol):
 
     async def memory(self, **job: Any) -> None: ...
 
+    async def approval(self, **job: Any) -> float | None:
+        """A call waiting for approval moved on (app.conversation.approval_job): when to
+        look again, or None."""
+        ...
+
     @property
     def shows_on_it(self) -> bool:
         """Whether a reply job now puts its "on it" sign up itself (asked with on_it=True),
@@ -49,6 +54,10 @@ class InlineJobs:
 
     async def memory(self, **job: Any) -> None:
         await self._handlers[JobKind.MEMORY](**job)
+
+    async def approval(self, **job: Any) -> float | None:
+        again = await self._handlers[JobKind.APPROVAL](**job)
+        return float(again) if again is not None else None
 
     @property
     def shows_on_it(self) -> bool:

@@ -151,6 +151,10 @@ class WorkerJobs:
     async def memory(self, **job: Any) -> None:
         await self._job(JobKind.MEMORY, job)
 
+    async def approval(self, **job: Any) -> float | None:
+        again = await self._job(JobKind.APPROVAL, job)
+        return float(again) if again is not None else None
+
     async def _job(self, kind: str, job: dict[str, Any]) -> Any:
         try:
             return await self.run(kind, job)

@@ -2,8 +2,9 @@
 whole fleet (a periodic job), delete
 
 - messages (with what was read of their files), decisions, reply claims, the feedback given
-  them, LLM call records and removal notes older than MESSAGE_RETENTION_DAYS (by the
-  message's Slack time, or the record's own);
+  them, LLM call records, removal notes and calls asked for approval (with their arguments
+  and results) older than MESSAGE_RETENTION_DAYS (by the message's Slack time, or the
+  record's own);
 - messages of a channel written before its last `/tomo forget` (one cut short goes on here);
 - the memories and notes of a channel tomo was removed from longer ago than the retention;
 - and it carries on the deletions of channels and workspaces not finished (app.retention.erase).
@@ -27,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
+from app.db.mcp_models import McpApproval
 from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Note, Removal, Reply
 from app.db.recorder import Recorder
 from app.memory.control import forget_records, of_channel
@@ -47,6 +49,7 @@ EXPIRING: tuple[tuple[str, Table, Any], ...] = (
     ("feedback", table_of(Feedback), col(Feedback.at)),
     ("llm_calls", table_of(LLMCall), col(LLMCall.started_at)),
     ("removals", table_of(Removal), col(Removal.created_at)),
+    ("approvals", table_of(McpApproval), col(McpApproval.created_at)),
 )
 
 

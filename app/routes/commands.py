@@ -47,6 +47,7 @@ def commands(runtime: Runtime) -> Commands:
         forget_messages=lambda channel, before: forget_messages(
             runtime.recorder, channel=channel, before=before
         ),
+        settings=runtime.settings,
     )
 
 

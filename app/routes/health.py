@@ -1,11 +1,14 @@
 """GET /healthz: the database answers and the scheduler runs (else 503); whether Slack takes
 tomo's token (`slack`: ok, unreachable or unauthorized) and the models have a key (`model_key`:
 ok, checking, or what is missing); `status: degraded` while either is not, still a 200: a
-platform must not restart a service whose token or key is wrong, in a loop."""
+platform must not restart a service whose token or key is wrong, in a loop. Where MCP_SERVERS
+is set, `mcp` says whether each server answered its last look (ok or unreachable), as the
+process that runs replies wrote it in the database within the last three checks."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -44,6 +47,26 @@ def _worker(runtime: Runtime) -> dict[str, object]:
     }
 
 
+async def _mcp(runtime: Runtime) -> dict[str, str]:
+    from app.db.mcp_state import OK, UNREACHABLE, server_states
+    from app.tools.mcp.servers import CHECK_SECONDS
+
+    try:
+        async with asyncio.timeout(3):
+            states = await server_states(runtime.engine)
+    except Exception:
+        states = {}
+    now = time.time()
+    return {
+        server.name: OK
+        if (state := states.get(server.name)) is not None
+        and state.state == OK
+        and now - state.checked_at < 3 * CHECK_SECONDS
+        else UNREACHABLE
+        for server in runtime.settings.mcp_servers
+    }
+
+
 @router.get("/healthz")
 async def healthz(request: Request) -> JSONResponse:
     runtime: Runtime = request.app.state.runtime
@@ -53,7 +76,7 @@ async def healthz(request: Request) -> JSONResponse:
     slack = runtime.identity.slack
     model_key = runtime.model_key_state
     working = slack == OK and model_key in (KEY_OK, CHECKING)
-    body = {
+    body: dict[str, object] = {
         "status": ("ok" if working else "degraded") if healthy else "unavailable",
         "database": "ok" if database else "unreachable",
         "scheduler": "running" if scheduler else "stopped",
@@ -67,4 +90,6 @@ async def healthz(request: Request) -> JSONResponse:
         },
         "job_worker": _worker(runtime),
     }
+    if runtime.settings.mcp_servers:
+        body["mcp"] = await _mcp(runtime)
     return JSONResponse(body, status_code=200 if healthy else 503)

@@ -4,7 +4,9 @@ Verified exactly like events (the same signature check and body limit: 401 on a 
 signature, nothing read or stored), then the form's `payload` JSON is read defensively
 (app.slack.interactions). A feedback button's click is stored with the reply it was given to
 and acknowledged at once with an empty 200, well inside Slack's 3 s; no call to Slack is made
-on the way. Every other interaction is acknowledged and left alone.
+on the way. So is a click on an approval card's Approve or Deny (docs/tools.md#approvals):
+recorded, its job's timer set, then answered. Every other interaction is acknowledged and left
+alone.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from app.routes.events import MAX_BODY_BYTES
 from app.routes.signed_form import signed_body
 from app.runtime import Runtime
 from app.slack.guards import shown
-from app.slack.interactions import feedback_clicks, payload_of
+from app.slack.interactions import ApprovalClick, approval_clicks, feedback_clicks, payload_of
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,9 @@ async def interaction(request: Request) -> Response:
     payload = payload_of(body)
     if payload is None:
         return JSONResponse({"error": "no payload JSON object in the form"}, status_code=400)
+    decisions = approval_clicks(payload)
+    if decisions:
+        return await _decide(runtime, decisions)
     clicks = feedback_clicks(payload)
     if not clicks:
         logger.info("acknowledged a %s interaction", shown(payload.get("type")))
@@ -65,4 +70,25 @@ async def interaction(request: Request) -> Response:
                 claim_id=click.claim_id,
             )
             logger.info("%s feedback on %s from %s", click.value, click.reply_ts, click.user_id)
+    return Response(status_code=200)
+
+
+async def _decide(runtime: Runtime, clicks: list[ApprovalClick]) -> Response:
+    """Approve or Deny on an approval card (app.conversation.approval_decisions): recorded
+    before the acknowledgement, answered (to the clicker alone, or on the card) after it."""
+    if runtime.approval_timers is None:
+        logger.info("an approval click, with no MCP servers set: ignored")
+        return Response(status_code=200)
+    from app.conversation.approval_decisions import ApprovalDecisions
+
+    decisions = ApprovalDecisions(
+        engine=runtime.engine,
+        slack=runtime.slack,
+        timers=runtime.approval_timers,
+        api_url=runtime.settings.SLACK_API_URL,
+    )
+    for click in clicks:
+        with log_context(channel=click.channel):
+            told = await decisions.decide(click)
+            runtime.spawn(decisions.after(click, told), "approval-click")
     return Response(status_code=200)

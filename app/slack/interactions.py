@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from app.slack.approval_blocks import APPROVE, DENY
 from app.slack.feedback_blocks import ACTION_ID, NEGATIVE, POSITIVE, claim_of_block
 from app.slack.guards import slack_id
 from app.slack.timestamps import slack_ts
@@ -68,6 +69,54 @@ def feedback_clicks(payload: dict[str, Any]) -> list[FeedbackClick]:
             continue
         claim = claim_of_block(action.get("block_id"))
         clicks.append(FeedbackClick(channel, reply_ts, user, str(value), claim))
+    return clicks
+
+
+@dataclass(frozen=True)
+class ApprovalClick:
+    """Approve or Deny on an approval card (app.slack.approval_blocks): a `button` action with
+    our action_id, its value the approval's id."""
+
+    channel: str
+    card_ts: str
+    user_id: str
+    approval_id: int
+    approved: bool
+    response_url: str  # where an answer only the clicker sees goes
+
+
+def approval_clicks(payload: dict[str, Any]) -> list[ApprovalClick]:
+    if payload.get("type") != "block_actions":
+        return []
+    user = _id(_object(payload.get("user")).get("id"))
+    container = _object(payload.get("container"))
+    channel = _id(container.get("channel_id")) or _id(_object(payload.get("channel")).get("id"))
+    card_ts = slack_ts(container.get("message_ts")) or slack_ts(
+        _object(payload.get("message")).get("ts")
+    )
+    response_url = payload.get("response_url")
+    actions = payload.get("actions")
+    if not user or not channel or not card_ts or not isinstance(actions, list):
+        return []
+    clicks = []
+    for action in actions:
+        if not isinstance(action, dict) or action.get("type") != "button":
+            continue
+        if action.get("action_id") not in (APPROVE, DENY):
+            continue
+        value = action.get("value")
+        if not isinstance(value, str) or not value.isdigit() or len(value) > 18:
+            continue
+        clicks.append(
+            ApprovalClick(
+                channel=channel,
+                card_ts=card_ts,
+                user_id=user,
+                approval_id=int(value),
+                approved=action.get("action_id") == APPROVE,
+                response_url=response_url if isinstance(response_url, str) else "",
+            )
+        )
     return clicks
 
 

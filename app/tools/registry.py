@@ -5,7 +5,8 @@ runs replies builds its tools (never on the acknowledgement path). The offer fol
 settings: the names of TOOLS in their fixed order, `web_search` only with a
 WEB_SEARCH_PROVIDER, none when MAX_TOOL_ROUNDS is 0 or the reply model cannot call functions.
 Definitions are built once and handed out the same every time, so the start of every reply's
-prompt (tools included) is byte for byte the same and providers can cache it.
+prompt (tools included) is byte for byte the same and providers can cache it. Tools from MCP
+servers (`more`: app.tools.mcp.toolset) come after tomo's own, per channel.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import copy
 import importlib
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from app.settings import Settings
 from app.tools.base import Tool
@@ -72,10 +73,21 @@ def definition(tool: Tool | type[Any]) -> dict[str, Any]:
     }
 
 
-class Toolbox:
-    """The tools of the settings, built once with the process's Kit."""
+class MoreTools(Protocol):
+    """Tools beyond tomo's own, which may change from one reply to the next (MCP servers)."""
 
-    def __init__(self, settings: Settings, kit: Kit) -> None:
+    async def definitions(self, channel: str) -> list[dict[str, Any]]:
+        """Those a reply in `channel` may call, in a stable order."""
+        ...
+
+    def get(self, name: str) -> Tool | None: ...
+
+
+class Toolbox:
+    """The tools of the settings, built once with the process's Kit; `more` after them."""
+
+    def __init__(self, settings: Settings, kit: Kit, *, more: MoreTools | None = None) -> None:
+        self.more = more
         self.tools: dict[str, Tool] = {}
         for name in chosen(settings):
             cls = _class_of(name)
@@ -89,8 +101,16 @@ class Toolbox:
         """The tools' definitions, in their fixed order (a copy: the same every time)."""
         return copy.deepcopy(self._definitions)
 
+    async def offered(self, channel: str) -> list[dict[str, Any]]:
+        """The definitions a reply in `channel` is given: tomo's own, then `more`'s."""
+        more = await self.more.definitions(channel) if self.more is not None else []
+        return self.definitions() + copy.deepcopy(more)
+
     def get(self, name: str) -> Tool | None:
-        return self.tools.get(name)
+        tool = self.tools.get(name)
+        if tool is None and self.more is not None:
+            return self.more.get(name)
+        return tool
 
     def __bool__(self) -> bool:
-        return bool(self.tools)
+        return bool(self.tools) or self.more is not None

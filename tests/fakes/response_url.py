@@ -23,12 +23,19 @@ class FakeResponseUrl(Served):
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._posts: list[dict[str, Any]] = []
-        app = Starlette(routes=[Route("/commands/{rest:path}", self._endpoint, methods=["POST"])])
+        app = Starlette(
+            routes=[
+                Route("/commands/{rest:path}", self._endpoint, methods=["POST"]),
+                # An interaction's response_url (`https://hooks.slack.com/actions/T…/…/…`).
+                Route("/actions/{rest:path}", self._endpoint, methods=["POST"]),
+            ]
+        )
         self._server = ServerThread(app, name="fake-response-url")
 
-    def new_url(self, team_id: str = "T0001") -> str:
-        """A fresh response_url, shaped like Slack's."""
-        return f"{self._server.base_url}/commands/{team_id}/{next(self._ids):010d}/xXxXxXxXxXxX"
+    def new_url(self, team_id: str = "T0001", *, kind: str = "commands") -> str:
+        """A fresh response_url, shaped like Slack's (`kind` "actions": an interaction's)."""
+        number = next(self._ids)
+        return f"{self._server.base_url}/{kind}/{team_id}/{number:010d}/xXxXxXxXxXxX"
 
     def reset(self) -> None:
         with self._lock:

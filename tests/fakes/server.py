@@ -22,9 +22,11 @@ class ServerThread:
     (no trailing slash) and is available after ``start()``.
     """
 
-    def __init__(self, app: ASGIApp, *, name: str = "fake-server") -> None:
+    def __init__(self, app: ASGIApp, *, name: str = "fake-server", lifespan: str = "off") -> None:
+        """`lifespan` "on": the app's lifespan runs (an app that starts something in it)."""
         self._app = app
         self._name = name
+        self._lifespan = lifespan
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._sock: socket.socket | None = None
@@ -48,7 +50,7 @@ class ServerThread:
             self._app,
             log_level="warning",
             access_log=False,
-            lifespan="off",
+            lifespan=self._lifespan,
             ws="none",
             loop="asyncio",
             timeout_graceful_shutdown=1,
