@@ -1,5 +1,5 @@
 """What `/tomo` does (docs/how-tomo-works.md#tomo): help, status, quiet, mentions-only, normal,
-memory, forget.
+memory, forget; instructions (app.commands.instructions).
 
 Each command is answered from the database and the timers alone, in milliseconds; work that
 needs the model (the workspace memory rebuilt after a forget) is returned as `later`, for the
@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.commands.answers import escape, quoted, say
+from app.commands.instructions import InstructionsCommand
 from app.commands.words import Action, BadDuration, is_japanese, parse_duration
 from app.commands.words import parse_words as parse_command_words
 from app.context.memories import clip
@@ -35,6 +36,7 @@ from app.jobs.kinds import JobKind
 from app.memory import notebook
 from app.memory.control import forget_channel, remembered
 from app.retention.forget import ForgottenMessages
+from app.slack.client import SlackClient
 from app.slack.commands import SlashCommand
 from app.slack.identity import Identity
 
@@ -61,6 +63,7 @@ class Commands:
         self,
         *,
         engine: AsyncEngine,
+        slack: SlackClient,
         timers: TimerBackend,
         voice: OwnVoice,
         participation: Participation,
@@ -79,6 +82,7 @@ class Commands:
         self._auto_reply = auto_reply_channels
         self._rebuild_memories = rebuild_memories
         self._forget_messages = forget_messages
+        self._instructions = InstructionsCommand(engine=engine, slack=slack)
 
     async def language(self, command: SlashCommand) -> str:
         if is_japanese(command.text):
@@ -128,6 +132,11 @@ class Commands:
             return reply("normal_set")
         if parsed.action is Action.MEMORY:
             return reply("memory", **await self._memory(channel))
+        if parsed.action is Action.INSTRUCTIONS:
+            said = await self._instructions.run(
+                channel=channel, user=user, text=parsed.text, language=language
+            )
+            return reply(said.answer, said.notice, **said.values)
         forgotten = await forget_channel(self._engine, channel=channel, user=user)
         deleted = await self._forget_messages(channel, forgotten.at)
         logger.info(

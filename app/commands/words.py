@@ -21,6 +21,7 @@ class Action(StrEnum):
     NORMAL = "normal"
     MEMORY = "memory"
     FORGET = "forget"
+    INSTRUCTIONS = "instructions"
     UNKNOWN = "unknown"
 
 
@@ -35,8 +36,13 @@ WORDS: dict[str, Action] = {
     **dict.fromkeys(("normal", "通常", "ふつう", "普通"), Action.NORMAL),
     **dict.fromkeys(("memory", "memories", "記憶", "きおく"), Action.MEMORY),
     **dict.fromkeys(("forget", "忘れて", "わすれて", "忘れる"), Action.FORGET),
+    **dict.fromkeys(
+        ("instructions", "instruction", "指示", "しじ", "インストラクション"), Action.INSTRUCTIONS
+    ),
 }
-TAKES_ARGUMENT = frozenset({Action.QUIET})
+TAKES_ARGUMENT = frozenset({Action.QUIET, Action.INSTRUCTIONS})
+# `/tomo instructions clear` (and its Japanese words): the instructions removed.
+CLEAR_WORDS = frozenset({"clear", "off", "none", "消去", "クリア", "削除", "解除", "なし"})
 
 MAX_DURATION_SECONDS = 365 * 86400.0
 _UNITS: dict[str, float] = {
@@ -58,8 +64,9 @@ class BadDuration(ValueError):
 @dataclass(frozen=True)
 class Parsed:
     action: Action
-    argument: str  # what follows the command word ("" when nothing)
+    argument: str  # what follows the command word ("" when nothing), normalized
     words: str  # the whole text, as typed (for an unknown command's answer)
+    text: str = ""  # what follows the command word, as typed (instructions keep their case)
 
 
 def is_japanese(text: str) -> bool:
@@ -77,7 +84,13 @@ def parse_words(text: str) -> Parsed:
     action = WORDS.get(word, Action.UNKNOWN) if word else Action.HELP
     if argument and action not in TAKES_ARGUMENT and action is not Action.HELP:
         action = Action.UNKNOWN  # `/tomo normal please`: say what the commands are
-    return Parsed(action=action, argument=argument, words=text.strip())
+    typed = re.split(r"\s+", text.strip(), maxsplit=1)
+    return Parsed(
+        action=action,
+        argument=argument,
+        words=text.strip(),
+        text=typed[1].strip() if len(typed) > 1 else "",
+    )
 
 
 def parse_duration(text: str) -> float:

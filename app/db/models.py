@@ -177,8 +177,9 @@ class Memory(SQLModel, table=True):
 
 
 class ChannelControl(SQLModel, table=True):
-    """What people set for a channel with `/tomo` (docs/how-tomo-works.md#tomo): its mode, and when
-    its memories were last forgotten. A channel without a row is in the normal mode."""
+    """What people set for a channel with `/tomo` (docs/how-tomo-works.md#tomo): its mode, when
+    its memories were last forgotten, and its standing instructions. A channel without a row is
+    in the normal mode, with no instructions."""
 
     __tablename__ = "channel_control"
 
@@ -190,6 +191,10 @@ class ChannelControl(SQLModel, table=True):
     # /tomo forget: nothing written in the channel before this feeds its memories again.
     forgotten_at: float | None = None
     forgotten_by: str = Field(default="", max_length=32)
+    # /tomo instructions: how tomo is to behave here (app.context.instructions); None: none.
+    instructions: str | None = Field(default=None, max_length=1000)
+    instructions_by: str = Field(default="", max_length=32, sa_column_kwargs={"server_default": ""})
+    instructions_at: float | None = None
 
 
 class LLMCall(SQLModel, table=True):

@@ -37,6 +37,7 @@ ANSWER_SECONDS = 2.0
 def commands(runtime: Runtime) -> Commands:
     return Commands(
         engine=runtime.engine,
+        slack=runtime.slack,
         timers=runtime.timers,
         voice=runtime.voice,
         participation=runtime.intake.participation,
