@@ -27,6 +27,8 @@ from app.conversation.thread_history import ThreadHistory
 from app.conversation.tool_loop import ToolLoop
 from app.db.engine import sqlite_reader
 from app.db.recorder import Recorder
+from app.digest.service import DigestService
+from app.digest.writer import DigestWriter
 from app.files.fetch import Fetcher
 from app.files.reader import FileReader
 from app.jobs.backend import Handler
@@ -49,6 +51,7 @@ class JobServices:
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
+    digest: DigestService
     on_it: OnIt
 
     def handlers(self) -> Mapping[JobKind, Handler]:
@@ -64,6 +67,7 @@ class JobServices:
             JobKind.JUDGMENT: self.judgment.run,
             JobKind.REPLY: reply,
             JobKind.MEMORY: self.memory.run,
+            JobKind.DIGEST: self.digest.run,
         }
 
     async def close(self) -> None:
@@ -152,6 +156,19 @@ def build_job_services(
             short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
             files=files,
+        ),
+        digest=DigestService(
+            engine=engine,
+            slack=slack,
+            identity=identity,
+            writer=DigestWriter(
+                llm=llm,
+                persona_name=settings.PERSONA_NAME,
+                persona_prompt=settings.persona_prompt,
+                zone=settings.timezone,
+            ),
+            zone=settings.timezone,
+            keep_seconds=settings.retention_seconds,
         ),
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
     )

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
 from app.settings_report import describe
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 DEFAULT_PERSONA_PROMPT = (
     "You are {name}, a friendly member of this Slack workspace. You talk like a good friend "
@@ -126,6 +129,8 @@ class Settings(DatabaseSettings):
     FETCH_PRIVATE_ADDRESSES: bool = False
     # Bearer token for GET /metrics; unset: /metrics answers 404.
     METRICS_TOKEN: SecretStr | None = None
+    # The IANA time zone (Asia/Tokyo) in which `/tomo digest` times are read and digests dated.
+    TIMEZONE: str = "UTC"
 
     LOG_LEVEL: str = "INFO"
     LOG_FORMAT: str = "text"
@@ -177,6 +182,26 @@ class Settings(DatabaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None
+
+    @field_validator("TIMEZONE")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        name = value.strip()
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                "is not a time zone; use an IANA name such as UTC, Asia/Tokyo or Europe/Berlin"
+            ) from None
+        return name
+
+    @property
+    def timezone(self) -> ZoneInfo:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(self.TIMEZONE)
 
     @field_validator("LOG_LEVEL")
     @classmethod

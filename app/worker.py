@@ -53,6 +53,7 @@ def _handlers(services: JobServices) -> Mapping[JobKind, Handler]:
         JobKind.JUDGMENT: judgment,
         JobKind.REPLY: handlers[JobKind.REPLY],
         JobKind.MEMORY: memory,
+        JobKind.DIGEST: handlers[JobKind.DIGEST],
     }
 
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.commands.answers import escape, quoted, say
+from app.commands.answers import Said, escape, quoted, say
 from app.commands.words import CLEAR_WORDS, normalize
 from app.context.instructions import (
     MAX_CHARS,
@@ -23,15 +22,6 @@ from app.context.instructions import (
 from app.slack.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Said:
-    """The answer's macro and values, and what to post in the channel after it (or None)."""
-
-    answer: str
-    values: dict[str, object]
-    notice: Callable[[], Awaitable[str | None]] | None = None
 
 
 class InstructionsCommand:

@@ -22,6 +22,7 @@ class Action(StrEnum):
     MEMORY = "memory"
     FORGET = "forget"
     INSTRUCTIONS = "instructions"
+    DIGEST = "digest"
     UNKNOWN = "unknown"
 
 
@@ -39,8 +40,9 @@ WORDS: dict[str, Action] = {
     **dict.fromkeys(
         ("instructions", "instruction", "指示", "しじ", "インストラクション"), Action.INSTRUCTIONS
     ),
+    **dict.fromkeys(("digest", "digests", "まとめ", "ダイジェスト", "要約"), Action.DIGEST),
 }
-TAKES_ARGUMENT = frozenset({Action.QUIET, Action.INSTRUCTIONS})
+TAKES_ARGUMENT = frozenset({Action.QUIET, Action.INSTRUCTIONS, Action.DIGEST})
 # `/tomo instructions clear` (and its Japanese words): the instructions removed.
 CLEAR_WORDS = frozenset({"clear", "off", "none", "消去", "クリア", "削除", "解除", "なし"})
 

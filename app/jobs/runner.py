@@ -21,6 +21,11 @@ class JobRunner(Protocol):
 
     async def memory(self, **job: Any) -> None: ...
 
+    async def digest(self, **job: Any) -> dict[str, Any] | None:
+        """A channel's digest (app.digest.service): what became of it; None when it was lost
+        with the job worker."""
+        ...
+
     @property
     def shows_on_it(self) -> bool:
         """Whether a reply job now puts its "on it" sign up itself (asked with on_it=True),
@@ -49,6 +54,10 @@ class InlineJobs:
 
     async def memory(self, **job: Any) -> None:
         await self._handlers[JobKind.MEMORY](**job)
+
+    async def digest(self, **job: Any) -> dict[str, Any] | None:
+        outcome: dict[str, Any] | None = await self._handlers[JobKind.DIGEST](**job)
+        return outcome
 
     @property
     def shows_on_it(self) -> bool:

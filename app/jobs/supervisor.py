@@ -151,6 +151,10 @@ class WorkerJobs:
     async def memory(self, **job: Any) -> None:
         await self._job(JobKind.MEMORY, job)
 
+    async def digest(self, **job: Any) -> dict[str, Any] | None:
+        outcome = await self._job(JobKind.DIGEST, job)
+        return dict(outcome) if isinstance(outcome, dict) else None
+
     async def _job(self, kind: str, job: dict[str, Any]) -> Any:
         try:
             return await self.run(kind, job)

@@ -16,7 +16,7 @@ from sqlmodel import col, select
 from app.context.instructions import all_instructions
 from app.conversation.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
-from app.jobs.kinds import CONVERSATION_JOBS
+from app.jobs.kinds import CHANNEL_JOBS
 from app.memory import notebook
 from app.routes.admin import AdminRuntime
 from app.routes.admin_calls import reply_calls
@@ -51,7 +51,7 @@ async def _channel_names(runtime: Runtime) -> dict[str, str]:
 
 async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
     """The judgment and reply timers, soonest first, with the message that set each."""
-    timers = [t for t in await runtime.timers.list() if t.kind in CONVERSATION_JOBS]
+    timers = [t for t in await runtime.timers.list() if t.kind in CHANNEL_JOBS]
     keys = [(t.channel or "", t.latest_ts or "") for t in timers]
     texts: dict[tuple[str, str], str] = {}
     if keys:

@@ -48,6 +48,9 @@ def commands(runtime: Runtime) -> Commands:
         forget_messages=lambda channel, before: forget_messages(
             runtime.recorder, channel=channel, before=before
         ),
+        digests=runtime.digests,
+        run_digest=runtime.jobs.digest,
+        zone=runtime.settings.timezone,
     )
 
 
