@@ -96,6 +96,13 @@ class DigestService:
                 following = await self._settle_schedule(schedule, due_at=due)
             logger.info("digest due %.0f is %s elsewhere", due, taken.status.value)
             return {"outcome": "held", "status": taken.status.value, "next_due_at": following}
+        logger.info(
+            "digest due %.0f claimed%s: %s to %s",
+            due,
+            " (taken over)" if taken.taken_over else "",
+            f"{since:.0f}",
+            f"{until:.0f}",
+        )
         async with runs.held(self._engine, taken):
             return await self._digest(taken, scheduled=not now)
 
