@@ -193,6 +193,8 @@ class Context:
     thread_memories: dict[str, str] = field(default_factory=dict)
     # The notes this conversation may see that its prompts show (app.memory.notebook).
     notes: tuple[NoteLine, ...] = ()
+    # What people asked tomo to keep to in this channel (app.context.instructions); None: none.
+    channel_instructions: str | None = None
     # Who and what the prompt would show without a name: people (and bots) never looked up,
     # and the channel itself when it is not in the directory yet.
     unnamed_people: frozenset[str] = frozenset()

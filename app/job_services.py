@@ -27,6 +27,8 @@ from app.conversation.thread_history import ThreadHistory
 from app.conversation.tool_loop import ToolLoop
 from app.db.engine import sqlite_reader
 from app.db.recorder import Recorder
+from app.digest.service import DigestService
+from app.digest.writer import DigestWriter
 from app.files.fetch import Fetcher
 from app.files.reader import FileReader
 from app.jobs.backend import Handler
@@ -53,6 +55,7 @@ class JobServices:
     judgment: JudgmentService
     reply: ReplyService
     memory: MemoryService
+    digest: DigestService
     on_it: OnIt
     mcp: McpServers | None = None  # MCP_SERVERS' servers (app.tools.mcp)
     approval: ApprovalJob | None = None  # what follows a person's approval (the same)
@@ -74,6 +77,7 @@ class JobServices:
             JobKind.REPLY: reply,
             JobKind.MEMORY: self.memory.run,
             JobKind.APPROVAL: approval,
+            JobKind.DIGEST: self.digest.run,
         }
 
     def start(self) -> None:
@@ -171,6 +175,19 @@ def build_job_services(
             short_term_hours=settings.SHORT_TERM_WINDOW_HOURS,
             thread_memory_days=settings.THREAD_MEMORY_DAYS,
             files=files,
+        ),
+        digest=DigestService(
+            engine=engine,
+            slack=slack,
+            identity=identity,
+            writer=DigestWriter(
+                llm=llm,
+                persona_name=settings.PERSONA_NAME,
+                persona_prompt=settings.persona_prompt,
+                zone=settings.timezone,
+            ),
+            zone=settings.timezone,
+            keep_seconds=settings.retention_seconds,
         ),
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
         mcp=mcp,

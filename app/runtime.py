@@ -28,6 +28,8 @@ from app.core import Core, build_core, load_job_libraries, load_slack_sdk
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.reachable import DatabaseUnreachable, open_database
+from app.digest import runs as digest_runs
+from app.digest.timers import DigestTimers
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.jobs.runner import InlineJobs, JobRunner
@@ -63,6 +65,7 @@ class Runtime(Core):
     jobs: JobRunner = field(kw_only=True)
     on_it: OnIt = field(kw_only=True)  # the sign this process puts up around a reply job
     timer_policy: TimerPolicy = field(kw_only=True)
+    digests: DigestTimers = field(kw_only=True)
     intake: Intake = field(kw_only=True)
     eraser: Eraser = field(kw_only=True)
     purge: Purge = field(kw_only=True)
@@ -107,7 +110,13 @@ class Runtime(Core):
         return self.inline.memory
 
     async def restore_timers(self) -> int:
-        """Every conversation still owed a judgment or a reply gets its timer back."""
+        """Every conversation still owed a judgment or a reply gets its timer back, and every
+        digest schedule its timer (a digest cut short by the stop is owed again)."""
+        async with self.engine.begin() as connection:
+            keep = await self.timers.channels_running(JobKind.DIGEST)
+            if await digest_runs.interrupt_unfinished(connection, keep=keep):
+                logger.warning("a digest was cut short by the last stop")
+        await self.digests.restore()
         async with self.sessions() as session:
             restored = await restore_timers(
                 session,
@@ -193,6 +202,7 @@ def build_runtime(
         follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
         pace_floor=settings.PACE_MIN_WAIT_SECONDS,
     )
+    digests = DigestTimers(engine=engine, timers=timers, run=jobs.digest)
     prompts = SuggestedPrompts(slack=core.slack, engine=engine)
     intake = Intake(
         identity=core.identity,
@@ -223,6 +233,7 @@ def build_runtime(
         jobs=jobs,
         on_it=on_it,
         timer_policy=timer_policy,
+        digests=digests,
         intake=intake,
         eraser=eraser,
         purge=purge,
@@ -238,11 +249,14 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
     from app.jobs.database_timers import DatabaseTimers  # Procrastinate loads only when used
 
     async def hand_back(kind: JobKind, details: dict[str, Any]) -> None:
-        """A reply whose instance died mid-way: its claim is owed again, for the retry."""
+        """A reply or digest whose instance died mid-way: its claim is owed again, for the
+        retry."""
         if kind is JobKind.REPLY:
             await claims.interrupt(
                 engine, channel=details["channel"], thread_ts=details["thread_ts"]
             )
+        elif kind is JobKind.DIGEST:
+            await digest_runs.interrupt(engine, channel=details["channel"])
 
     return DatabaseTimers(
         settings.DATABASE_URL, stalled_seconds=settings.JOB_STALLED_SECONDS, on_stalled=hand_back

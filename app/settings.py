@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 from pydantic import (
     Field,
@@ -20,6 +20,9 @@ from pydantic_settings import SettingsError as SourceError
 
 from app.settings_mcp import McpServer, parse_servers, raw_servers
 from app.settings_report import describe
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 DEFAULT_PERSONA_PROMPT = (
     "You are {name}, a friendly member of this Slack workspace. You talk like a good friend "
@@ -139,6 +142,8 @@ class Settings(DatabaseSettings):
     # a JSON array, or @ and the path of a JSON file holding one; unset: none.
     MCP_SERVERS: str | None = None
     _mcp_servers: tuple[McpServer, ...] = PrivateAttr(default=())
+    # The IANA time zone (Asia/Tokyo) in which `/tomo digest` times are read and digests dated.
+    TIMEZONE: str = "UTC"
 
     LOG_LEVEL: str = "INFO"
     LOG_FORMAT: str = "text"
@@ -215,6 +220,26 @@ class Settings(DatabaseSettings):
     def mcp_servers(self) -> tuple[McpServer, ...]:
         """The MCP servers of MCP_SERVERS, in its order; () when unset."""
         return self._mcp_servers
+
+    @field_validator("TIMEZONE")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        name = value.strip()
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                "is not a time zone; use an IANA name such as UTC, Asia/Tokyo or Europe/Berlin"
+            ) from None
+        return name
+
+    @property
+    def timezone(self) -> ZoneInfo:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(self.TIMEZONE)
 
     @field_validator("LOG_LEVEL")
     @classmethod

@@ -54,6 +54,7 @@ def _handlers(services: JobServices) -> Mapping[JobKind, Handler]:
         JobKind.REPLY: handlers[JobKind.REPLY],
         JobKind.MEMORY: memory,
         JobKind.APPROVAL: handlers[JobKind.APPROVAL],
+        JobKind.DIGEST: handlers[JobKind.DIGEST],
     }
 
 

@@ -16,8 +16,11 @@ share of each prompt's text it has in common from the start with the previous pr
 same channel (judgments) or the same conversation (replies): the part a provider that caches
 prefixes bills at its cached price. Each reply is measured a second time as it goes out with
 the tools offered (`reply+tools`: the definitions of the tools this build registers, in
-app.tools.registry's fixed order, which a provider reads before the messages). Last line:
-`prompts judgment_shared=X.XX reply_shared=Y.YY reply_tools_shared=Z.ZZ judgment_max_tokens=N`.
+app.tools.registry's fixed order, which a provider reads before the messages). The day is run
+twice: as it is, and with standing instructions set for the channel (`/tomo instructions`,
+INSTRUCTIONS below), which sit in every prompt's stable start. Last lines:
+`prompts judgment_shared=X.XX reply_shared=Y.YY reply_tools_shared=Z.ZZ judgment_max_tokens=N`,
+then the same as `prompts_with_instructions ...`.
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ REPLIES = 21  # bursts tomo answers
 MEMORY_EVERY = 6  # bursts between memory rewrites
 FOLLOW_UPS = 0.5  # share of tomo's replies the asker answers (a follow-up judgment)
 WORDS = "lunch deploy review ramen release meeting bug coffee plan weekend rain design".split()
+INSTRUCTIONS = (
+    "This is the team's main channel. Be brief and warm, answer in the language people write "
+    "in, join conversations about lunch and coffee freely but stay out of release discussions "
+    "unless someone asks you. Never use more than one emoji."
+)
 
 
 @dataclass
@@ -83,8 +91,7 @@ class Day:
         if tools:
             text = f"[tools]\n{json.dumps(tools, ensure_ascii=False)}\n{text}"
         self.prompts.setdefault(measured_as, []).append((key, text))
-        count = self.litellm.token_counter(model="gpt-4o-mini", messages=messages, tools=tools)
-        self.tokens.setdefault(measured_as, []).append(int(count))
+        self.tokens.setdefault(measured_as, []).append(count_tokens(self.litellm, messages, tools))
 
     def shared(self, purpose: str) -> list[float]:
         """For each prompt after the first of its key: the share of its text from the start
@@ -97,6 +104,18 @@ class Day:
                 shares.append(common_prefix(before, text) / len(text))
             last[key] = text
         return shares
+
+
+def count_tokens(
+    litellm: ModuleType, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
+    """The prompt's tokens by gpt-4o-mini's tokenizer. tomo turns LiteLLM's counter off (it
+    reads the provider's figures: app.llm.client); it is turned on for the count alone."""
+    litellm.disable_token_counter = False
+    try:
+        return int(litellm.token_counter(model="gpt-4o-mini", messages=messages, tools=tools))
+    finally:
+        litellm.disable_token_counter = True
 
 
 def _text(content: Any) -> str:
@@ -156,7 +175,7 @@ def _remember(db: sqlite3.Connection, hour: int, now: float, newest: str) -> Non
         )
 
 
-async def replay(path: Path, seed: int, *, model_url: str) -> Day:
+async def replay(path: Path, seed: int, *, model_url: str, instructions: str | None = None) -> Day:
     engine = create_engine(f"sqlite:///{path}")
     await upgrade_to_head(engine)
     sessions = session_factory(engine)
@@ -193,6 +212,13 @@ async def replay(path: Path, seed: int, *, model_url: str) -> Day:
             " VALUES (?, 'T0001', ?, ?, ?, 0, ?)",
             [(uid, name.lower(), name, name, start) for uid, name in PEOPLE.items()],
         )
+        if instructions:  # as /tomo instructions stores them (app.context.instructions)
+            db.execute(
+                "INSERT INTO channel_control (channel, mode, changed_by, changed_at,"
+                " forgotten_by, instructions, instructions_by, instructions_at)"
+                " VALUES (?, 'normal', '', 0, '', ?, 'U0001', ?)",
+                (CHANNEL, instructions, start),
+            )
     tops: list[str] = []
     asker = ""
     for burst in range(BURSTS):
@@ -266,7 +292,23 @@ def main() -> None:
         with running(standins):
             wait_ready(standins, f"http://127.0.0.1:{port}/api/auth.test")
             model_url = f"http://127.0.0.1:{port}/v1"
-            day = asyncio.run(replay(Path(folder) / "day.db", seed=7, model_url=model_url))
+            plain = asyncio.run(replay(Path(folder) / "day.db", seed=7, model_url=model_url))
+            instructed = asyncio.run(
+                replay(
+                    Path(folder) / "instructed.db",
+                    seed=7,
+                    model_url=model_url,
+                    instructions=INSTRUCTIONS,
+                )
+            )
+    names = [t["function"]["name"] for t in class_definitions(EVERY_TOOL)]
+    print(f"tools offered with replies: {', '.join(names) or 'none in this build'}")
+    report(plain, "prompts")
+    print(f"with standing instructions set ({len(INSTRUCTIONS)} characters):")
+    report(instructed, "prompts_with_instructions")
+
+
+def report(day: Day, name: str) -> None:
     # Every judgment is of the one channel: the n-th share is that of the (n+1)-th prompt.
     judged = day.shared("judgment")
     of_follow_ups = [judged[n - 1] for n in day.follow_ups if n > 0]
@@ -275,8 +317,6 @@ def main() -> None:
         f"shared from the start with the judgment before: median {median(of_follow_ups):.0%}"
     )
     summary: dict[str, Any] = {}
-    names = [t["function"]["name"] for t in class_definitions(EVERY_TOOL)]
-    print(f"tools offered with replies: {', '.join(names) or 'none in this build'}")
     for purpose in ("judgment", "reply", "reply+tools"):
         tokens, shared = day.tokens.get(purpose, []), day.shared(purpose)
         summary[purpose] = (median(shared) if shared else 0.0, max(tokens, default=0))
@@ -289,7 +329,7 @@ def main() -> None:
             f"over {len(shared)} pairs"
         )
     print(
-        f"prompts judgment_shared={summary['judgment'][0]:.2f} "
+        f"{name} judgment_shared={summary['judgment'][0]:.2f} "
         f"reply_shared={summary['reply'][0]:.2f} "
         f"reply_tools_shared={summary['reply+tools'][0]:.2f} "
         f"judgment_max_tokens={summary['judgment'][1]}"

@@ -40,6 +40,7 @@ FILLED = {
     "PERSONA_NAME": "dotenv-bot",
     "AUTO_REPLY_CHANNELS": "C1,C2",
     "LLM_VISION": "false",
+    "TIMEZONE": "Asia/Tokyo",
     "MCP_SERVERS": '[{"name": "dotenv", "url": "http://127.0.0.1:9/mcp", "tools": ["look"]}]',
 }
 

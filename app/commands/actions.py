@@ -1,5 +1,5 @@
 """What `/tomo` does (docs/how-tomo-works.md#tomo): help, status, quiet, mentions-only, normal,
-memory, forget.
+memory, forget; instructions (app.commands.instructions), digest (app.commands.digest).
 
 Each command is answered from the database and the timers alone, in milliseconds; work that
 needs the model (the workspace memory rebuilt after a forget) is returned as `later`, for the
@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -24,6 +25,8 @@ from sqlmodel import col
 
 from app.commands import tools as tool_switches
 from app.commands.answers import escape, quoted, say
+from app.commands.digest import DigestCommand, RunDigest
+from app.commands.instructions import InstructionsCommand
 from app.commands.words import Action, BadDuration, is_japanese, parse_duration
 from app.commands.words import parse_words as parse_command_words
 from app.context.memories import clip
@@ -31,12 +34,14 @@ from app.conversation.channel_modes import Mode, set_mode
 from app.conversation.own_voice import OwnVoice
 from app.conversation.participation import Participation
 from app.db.models import Memory, Message
+from app.digest.timers import DigestTimers
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.memory import notebook
 from app.memory.control import forget_channel, remembered
 from app.retention.forget import ForgottenMessages
 from app.settings import Settings
+from app.slack.client import SlackClient
 from app.slack.commands import SlashCommand
 from app.slack.identity import Identity
 
@@ -63,6 +68,7 @@ class Commands:
         self,
         *,
         engine: AsyncEngine,
+        slack: SlackClient,
         timers: TimerBackend,
         voice: OwnVoice,
         participation: Participation,
@@ -72,6 +78,9 @@ class Commands:
         rebuild_memories: Callable[[], Awaitable[object]],
         forget_messages: ForgetMessages,
         settings: Settings | None = None,
+        digests: DigestTimers,
+        run_digest: RunDigest,
+        zone: ZoneInfo,
     ) -> None:
         """`settings`: for `/tomo tools` (the tools TOOLS and MCP_SERVERS offer)."""
         self._settings = settings
@@ -84,6 +93,8 @@ class Commands:
         self._auto_reply = auto_reply_channels
         self._rebuild_memories = rebuild_memories
         self._forget_messages = forget_messages
+        self._instructions = InstructionsCommand(engine=engine, slack=slack)
+        self._digest = DigestCommand(engine=engine, digests=digests, run=run_digest, zone=zone)
 
     async def language(self, command: SlashCommand) -> str:
         if is_japanese(command.text):
@@ -136,6 +147,16 @@ class Commands:
         if parsed.action is Action.TOOLS:
             answer, values = await self._tools(channel, user, parsed.argument)
             return reply(answer, **values)
+        if parsed.action is Action.INSTRUCTIONS:
+            said = await self._instructions.run(
+                channel=channel, user=user, text=parsed.text, language=language
+            )
+            return reply(said.answer, said.later, **said.values)
+        if parsed.action is Action.DIGEST:
+            said = await self._digest.run(
+                channel=channel, user=user, argument=parsed.argument, language=language
+            )
+            return reply(said.answer, said.later, **said.values)
         forgotten = await forget_channel(self._engine, channel=channel, user=user)
         deleted = await self._forget_messages(channel, forgotten.at)
         logger.info(
@@ -218,6 +239,7 @@ class Commands:
                 user_id=self._identity.user_id,
                 now=now,
             ),
+            "digest": await self._digest.schedule(channel),
         }
 
     async def _memory(self, channel: str) -> dict[str, Any]:

@@ -3,6 +3,8 @@ answer (Slack mrkdwn). Jinja2 is imported at the first answer, not at start-up."
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +12,16 @@ from app.llm.prompts import TEMPLATES, format_time, jinja
 
 if TYPE_CHECKING:
     from jinja2 import Environment
+
+
+@dataclass(frozen=True)
+class Said:
+    """A command's answer (a macro of the templates and its values), and the work to do after
+    it (`later`: returns a text for the command's response_url, or None)."""
+
+    answer: str
+    values: dict[str, Any]
+    later: Callable[[], Awaitable[str | None]] | None = None
 
 
 def slack_time(epoch: float) -> str:

@@ -22,6 +22,8 @@ class Action(StrEnum):
     MEMORY = "memory"
     FORGET = "forget"
     TOOLS = "tools"
+    INSTRUCTIONS = "instructions"
+    DIGEST = "digest"
     UNKNOWN = "unknown"
 
 
@@ -37,8 +39,14 @@ WORDS: dict[str, Action] = {
     **dict.fromkeys(("memory", "memories", "記憶", "きおく"), Action.MEMORY),
     **dict.fromkeys(("forget", "忘れて", "わすれて", "忘れる"), Action.FORGET),
     **dict.fromkeys(("tools", "tool", "ツール", "道具"), Action.TOOLS),
+    **dict.fromkeys(
+        ("instructions", "instruction", "指示", "しじ", "インストラクション"), Action.INSTRUCTIONS
+    ),
+    **dict.fromkeys(("digest", "digests", "まとめ", "ダイジェスト", "要約"), Action.DIGEST),
 }
-TAKES_ARGUMENT = frozenset({Action.QUIET, Action.TOOLS})
+TAKES_ARGUMENT = frozenset({Action.QUIET, Action.TOOLS, Action.INSTRUCTIONS, Action.DIGEST})
+# `/tomo instructions clear` (and its Japanese words): the instructions removed.
+CLEAR_WORDS = frozenset({"clear", "off", "none", "消去", "クリア", "削除", "解除", "なし"})
 
 MAX_DURATION_SECONDS = 365 * 86400.0
 _UNITS: dict[str, float] = {
@@ -60,8 +68,9 @@ class BadDuration(ValueError):
 @dataclass(frozen=True)
 class Parsed:
     action: Action
-    argument: str  # what follows the command word ("" when nothing)
+    argument: str  # what follows the command word ("" when nothing), normalized
     words: str  # the whole text, as typed (for an unknown command's answer)
+    text: str = ""  # what follows the command word, as typed (instructions keep their case)
 
 
 def is_japanese(text: str) -> bool:
@@ -79,7 +88,13 @@ def parse_words(text: str) -> Parsed:
     action = WORDS.get(word, Action.UNKNOWN) if word else Action.HELP
     if argument and action not in TAKES_ARGUMENT and action is not Action.HELP:
         action = Action.UNKNOWN  # `/tomo normal please`: say what the commands are
-    return Parsed(action=action, argument=argument, words=text.strip())
+    typed = re.split(r"\s+", text.strip(), maxsplit=1)
+    return Parsed(
+        action=action,
+        argument=argument,
+        words=text.strip(),
+        text=typed[1].strip() if len(typed) > 1 else "",
+    )
 
 
 def parse_duration(text: str) -> float:

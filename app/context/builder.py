@@ -2,7 +2,8 @@
 
 It costs a fixed number of queries whatever the number of channels: memories, the channels
 they name, the channel's recent messages, the target thread, the names of the people who
-appear, and the notes it may see (app.memory.notebook). What it reads is bounded too:
+appear, the notes it may see (app.memory.notebook) and the channel's standing instructions
+(app.context.instructions). What it reads is bounded too:
 CHANNEL_MESSAGES_LIMIT messages, memories within the budget of app.context.memories, and a few
 dozen notes.
 """
@@ -32,6 +33,7 @@ from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.chat import author_id, split_channel, to_chat
+from app.context.instructions import instructions_text
 from app.context.memories import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import Context, NoteLine
@@ -153,6 +155,7 @@ class _Rows:
     target: Sequence[Message]
     people: dict[str, Person]
     notes: tuple[NoteLine, ...]
+    instructions: str | None
 
 
 class ContextBuilder:
@@ -233,6 +236,7 @@ class ContextBuilder:
             channel_memories=recalled.channels,
             thread_memories=recalled.threads,
             notes=rows.notes,
+            channel_instructions=rows.instructions,
             unnamed_people=frozenset(a for a in authors if a and a not in rows.people),
             channel_known=channel_id in rows.channels,
         )
@@ -269,6 +273,7 @@ class ContextBuilder:
             target=target,
             people=people_by_id(connection, user_ids),
             notes=notebook.for_prompt(connection, channel_id),
+            instructions=instructions_text(connection, channel_id),
         )
 
 

@@ -113,3 +113,8 @@ class TimerBackend(Protocol):
         """The conversations (channel, thread_ts) whose reply job runs now, anywhere: their
         claims are not left over from a stop."""
         ...
+
+    async def channels_running(self, kind: JobKind) -> builtins.set[str]:
+        """The channels whose job of this kind runs now, on another instance: their claims
+        are not left over from a stop (none with one instance, asked at its start)."""
+        ...

@@ -41,7 +41,7 @@ from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
 
 from app.jobs.backend import BackendName, Handler, Timer, newer, soonest_first
-from app.jobs.kinds import CONVERSATION_JOBS, JobKind, job_id
+from app.jobs.kinds import CHANNEL_JOBS, CONVERSATION_JOBS, JobKind, job_id
 from app.jobs.liveness import Keepalive, OnStalled, retry_stalled
 from app.jobs.timers import STOP_GRACE_SECONDS
 
@@ -282,7 +282,7 @@ class DatabaseTimers:
     async def list(self) -> builtins.list[Timer]:
         now = time.time()
         waiting = await (await self._manager()).list_jobs_async(status="todo")
-        timers = [self._timer(job, now) for job in waiting if job.task_name in CONVERSATION_JOBS]
+        timers = [self._timer(job, now) for job in waiting if job.task_name in CHANNEL_JOBS]
         return soonest_first(timers + self._periodic_timers(now))
 
     async def count(self, kind: JobKind) -> int:
@@ -294,6 +294,10 @@ class DatabaseTimers:
         return {
             (str(job.task_kwargs["channel"]), str(job.task_kwargs["thread_ts"])) for job in running
         }
+
+    async def channels_running(self, kind: JobKind) -> builtins.set[str]:
+        running = await (await self._manager()).list_jobs_async(task=kind, status="doing")
+        return {str(job.task_kwargs["channel"]) for job in running}
 
     async def _jobs(self, identifier: str) -> builtins.list[Job]:
         """The waiting and running jobs of this id (finished ones are deleted)."""

@@ -2,7 +2,8 @@
 
 Each conversation (a thread, or a channel's top level with thread_ts "") has at most one
 pending judgment and one pending reply, named `judgment:{channel}:{thread_ts}` and
-`reply:{channel}:{thread_ts}`; the periodic jobs go by their kind's name.
+`reply:{channel}:{thread_ts}`; a channel with a digest schedule has one pending digest,
+`digest:{channel}`; the periodic jobs go by their kind's name.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from enum import StrEnum
 class JobKind(StrEnum):
     JUDGMENT = "judgment"  # should tomo join this conversation, and when?
     REPLY = "reply"  # answer the conversation
+    DIGEST = "digest"  # post a channel's scheduled digest (app.digest)
     MEMORY = "memory"  # refresh the memories (periodic)
     DIRECTORY = "directory"  # refresh the channels tomo is in (periodic)
     PRUNE = "prune"  # forget old event ids (periodic)
@@ -22,7 +24,11 @@ class JobKind(StrEnum):
 
 
 CONVERSATION_JOBS = (JobKind.JUDGMENT, JobKind.REPLY)
+# The jobs that belong to one channel: what /admin/jobs lists, what a channel's erasure cancels.
+CHANNEL_JOBS = (*CONVERSATION_JOBS, JobKind.DIGEST)
 
 
 def job_id(kind: JobKind, channel: str, thread_ts: str) -> str:
+    if kind is JobKind.DIGEST:
+        return f"{kind}:{channel}"  # one per channel, whatever thread_ts it was set with
     return f"{kind}:{channel}:{thread_ts}"

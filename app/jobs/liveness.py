@@ -33,7 +33,7 @@ from procrastinate.manager import JobManager
 from procrastinate.middleware import AsyncCallNext
 from procrastinate.worker import Worker
 
-from app.jobs.kinds import CONVERSATION_JOBS, JobKind
+from app.jobs.kinds import CHANNEL_JOBS, JobKind
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ async def retry_stalled(
 
 async def _retry(manager: JobManager, job: Job, on_stalled: OnStalled | None) -> None:
     name = job.queueing_lock or job.task_name
-    if job.task_name in CONVERSATION_JOBS and on_stalled is not None:
+    if job.task_name in CHANNEL_JOBS and on_stalled is not None:
         await on_stalled(JobKind(job.task_name), dict(job.task_kwargs))
     try:
         await manager.retry_job(job)

@@ -24,6 +24,10 @@ class JobRunner(Protocol):
     async def approval(self, **job: Any) -> float | None:
         """A call waiting for approval moved on (app.conversation.approval_job): when to
         look again, or None."""
+
+    async def digest(self, **job: Any) -> dict[str, Any] | None:
+        """A channel's digest (app.digest.service): what became of it; None when it was lost
+        with the job worker."""
         ...
 
     @property
@@ -58,6 +62,10 @@ class InlineJobs:
     async def approval(self, **job: Any) -> float | None:
         again = await self._handlers[JobKind.APPROVAL](**job)
         return float(again) if again is not None else None
+
+    async def digest(self, **job: Any) -> dict[str, Any] | None:
+        outcome: dict[str, Any] | None = await self._handlers[JobKind.DIGEST](**job)
+        return outcome
 
     @property
     def shows_on_it(self) -> bool:

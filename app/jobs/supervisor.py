@@ -155,6 +155,10 @@ class WorkerJobs:
         again = await self._job(JobKind.APPROVAL, job)
         return float(again) if again is not None else None
 
+    async def digest(self, **job: Any) -> dict[str, Any] | None:
+        outcome = await self._job(JobKind.DIGEST, job)
+        return dict(outcome) if isinstance(outcome, dict) else None
+
     async def _job(self, kind: str, job: dict[str, Any]) -> Any:
         try:
             return await self.run(kind, job)

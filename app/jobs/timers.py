@@ -237,6 +237,9 @@ class Timers:
         # Only this process runs them, and it asks before any has started.
         return set()
 
+    async def channels_running(self, kind: JobKind) -> builtins.set[str]:
+        return set()  # as replies_running
+
 
 def _timer(job: Job, now: float) -> Timer:
     run_at: datetime | None = getattr(job, "next_run_time", None)

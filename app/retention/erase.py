@@ -25,6 +25,8 @@ from app.db import erasure
 from app.db.models import (
     Channel,
     ChannelControl,
+    DigestRun,
+    DigestSchedule,
     Erasure,
     Feedback,
     Judgment,
@@ -39,7 +41,7 @@ from app.db.models import (
 )
 from app.db.recorder import Recorder
 from app.jobs.backend import TimerBackend
-from app.jobs.kinds import CONVERSATION_JOBS
+from app.jobs.kinds import CHANNEL_JOBS
 from app.memory.control import forget_channel, of_channel
 from app.memory.notebook import written_in
 from app.retention.batches import delete_in_batches, table_of
@@ -54,6 +56,7 @@ def _channel_records(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
         (table_of(Reply), col(Reply.channel) == channel),
         (table_of(Feedback), col(Feedback.channel) == channel),
         (table_of(OnIt), col(OnIt.channel) == channel),
+        (table_of(DigestRun), col(DigestRun.channel) == channel),
     ]
 
 
@@ -66,12 +69,16 @@ def _channel_last(channel: str) -> list[ColumnElement[bool]]:
         col(Message.channel) == channel,
         col(Removal.channel) == channel,
         col(ChannelControl.channel) == channel,
+        col(DigestSchedule.channel) == channel,
         col(Channel.id) == channel,
     ]
 
 
 # The workspace's rows, messages aside; seen event ids stay (they say nothing of anyone).
-WORKSPACE_ROWS = (Memory, Note, Judgment, Reply, Feedback, OnIt, ChannelControl, LLMCall)
+WORKSPACE_ROWS = (
+    *(Memory, Note, Judgment, Reply, Feedback, OnIt, ChannelControl, LLMCall),
+    *(DigestSchedule, DigestRun),
+)
 WORKSPACE_LAST = (Memory, Note, Message, Removal, Person, Channel)
 
 
@@ -106,7 +113,7 @@ class Eraser:
         channels = {r.target for r in records if r.scope == erasure.CHANNEL}
         cancelled = 0
         for timer in await self._timers.list():
-            if timer.kind in CONVERSATION_JOBS and (everything or timer.channel in channels):
+            if timer.kind in CHANNEL_JOBS and (everything or timer.channel in channels):
                 cancelled += bool(await self._timers.remove(timer.id))
         for channel in sorted(channels):
             await forget_channel(self._engine, channel=channel, user="")
@@ -143,7 +150,7 @@ class Eraser:
         deleted = await delete_in_batches(
             self._recorder, table_of(Message), col(Message.channel) == channel
         )
-        tables = (Memory, Note, Message, Removal, ChannelControl, Channel)
+        tables = (Memory, Note, Message, Removal, ChannelControl, DigestSchedule, Channel)
 
         def last(connection: Connection) -> None:
             for model, where in zip(tables, _channel_last(channel), strict=True):

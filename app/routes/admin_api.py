@@ -13,9 +13,10 @@ from sqlalchemy import and_, case, func
 from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 
+from app.context.instructions import all_instructions
 from app.conversation.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
-from app.jobs.kinds import CONVERSATION_JOBS
+from app.jobs.kinds import CHANNEL_JOBS
 from app.memory import notebook
 from app.routes.admin import AdminRuntime
 from app.routes.admin_calls import reply_calls
@@ -50,7 +51,7 @@ async def _channel_names(runtime: Runtime) -> dict[str, str]:
 
 async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
     """The judgment and reply timers, soonest first, with the message that set each."""
-    timers = [t for t in await runtime.timers.list() if t.kind in CONVERSATION_JOBS]
+    timers = [t for t in await runtime.timers.list() if t.kind in CHANNEL_JOBS]
     keys = [(t.channel or "", t.latest_ts or "") for t in timers]
     texts: dict[tuple[str, str], str] = {}
     if keys:
@@ -84,10 +85,11 @@ async def pending_timers(runtime: Runtime) -> list[dict[str, Any]]:
 
 
 async def channel_modes(runtime: Runtime) -> list[dict[str, Any]]:
-    """Each channel's /tomo mode (channels never set are normal) and when its memories were
-    forgotten, the most recently changed first."""
+    """Each channel's /tomo mode (channels never set are normal), when its memories were
+    forgotten and its standing instructions, the most recently changed first."""
     async with runtime.engine.connect() as connection:
         modes = await all_modes(connection)
+        instructions = await all_instructions(connection)
     names = await _channel_names(runtime)
     return [
         {
@@ -99,6 +101,9 @@ async def channel_modes(runtime: Runtime) -> list[dict[str, Any]]:
             "changed_by": mode.changed_by or None,
             "changed_at": iso(mode.changed_at) if mode.changed_at else None,
             "forgotten_at": iso(mode.forgotten_at),
+            "instructions": (given := instructions.get(mode.channel)) and given.text,
+            "instructions_by": given.set_by if given else None,
+            "instructions_at": iso(given.set_at) if given else None,
         }
         for mode in modes
     ]

@@ -37,6 +37,7 @@ ANSWER_SECONDS = 2.0
 def commands(runtime: Runtime) -> Commands:
     return Commands(
         engine=runtime.engine,
+        slack=runtime.slack,
         timers=runtime.timers,
         voice=runtime.voice,
         participation=runtime.intake.participation,
@@ -48,6 +49,9 @@ def commands(runtime: Runtime) -> Commands:
             runtime.recorder, channel=channel, before=before
         ),
         settings=runtime.settings,
+        digests=runtime.digests,
+        run_digest=runtime.jobs.digest,
+        zone=runtime.settings.timezone,
     )
 
 

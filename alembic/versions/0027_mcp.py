@@ -1,7 +1,7 @@
 """tools from MCP servers: what each offers, per-channel switches, calls awaiting approval
 
-Revision ID: 0028
-Revises: 0020
+Revision ID: 0027
+Revises: 0026
 Create Date: 2026-12-01 10:00:00.000000
 
 `mcp_server`: each MCP server as the process that runs replies last found it (ok or
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision: str = "0028"
-down_revision: str | None = "0020"
+revision: str = "0027"
+down_revision: str | None = "0026"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
