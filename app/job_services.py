@@ -29,6 +29,7 @@ from app.db.engine import sqlite_reader
 from app.db.recorder import Recorder
 from app.files.fetch import Fetcher
 from app.files.reader import FileReader
+from app.gate.scopes import Scopes
 from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
 from app.llm import LLM
@@ -38,7 +39,6 @@ from app.slack.client import SlackClient
 from app.slack.identity import Identity
 from app.tools.kit import Kit
 from app.tools.registry import Toolbox
-from app.tools.scope import Scopes
 
 
 @dataclass
@@ -111,6 +111,7 @@ def build_job_services(
         identity=identity,
         llm=llm,
         scopes=Scopes(engine=engine, slack=slack),
+        recorder=recorder,
     )
     tools = ToolLoop(llm=llm, toolbox=Toolbox(settings, kit), max_rounds=settings.MAX_TOOL_ROUNDS)
     parts = JobParts(
@@ -136,7 +137,10 @@ def build_job_services(
             parts,
             engine=engine,
             slack=slack,
-            history=ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT),
+            history=ThreadHistory(
+                slack=slack, recorder=recorder, limit=settings.THREAD_HISTORY_LIMIT
+            ),
+            recorder=recorder,
             history_limit=settings.THREAD_HISTORY_LIMIT,
             streaming=settings.STREAM_REPLIES == "auto",
             api_url=settings.SLACK_API_URL,

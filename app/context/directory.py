@@ -21,11 +21,10 @@ from sqlmodel import col
 
 from app.db.dialects import upsert
 from app.db.isolation import storable, summary
-from app.db.messages import store_messages
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
-from app.slack.events import IncomingMessage, history_message
+from app.slack.events import history_message
 from app.slack.guards import slack_id
 from app.slack.kinds import SLACKBOT
 
@@ -197,19 +196,21 @@ class Directory:
         self._spawn(self.fetch_recent_history(channel))
 
     async def fetch_recent_history(self, channel: str) -> int:
-        """A channel the bot just joined: store its recent history (it triggers nothing)."""
+        """A channel the bot just joined: store its recent history (it triggers nothing); how
+        many messages the gate let in."""
         try:
             raw = await self._slack.recent_history(channel=channel, limit=self._history_limit)
         except SlackError as error:
             logger.warning("could not fetch the history of %s: %s", channel, error)
             return 0
         messages = [m for r in raw if (m := history_message(r, channel=channel)) is not None]
-        async with self._engine.begin() as connection:
-            await store_messages(connection, messages)
+        # Through the gate: not of a channel tomo has left again meanwhile, not from before
+        # the channel's forget, not older than the retention.
+        stored = await self._recorder.store(messages)
         await self.sync_channels()
-        self.note_people(m.user_id for m in messages if isinstance(m, IncomingMessage))
-        logger.info("stored %d messages of newly joined %s", len(messages), channel)
-        return len(messages)
+        self.note_people(m.user_id for m in stored)
+        logger.info("stored %d messages of newly joined %s", len(stored), channel)
+        return len(stored)
 
 
 def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
@@ -220,7 +221,7 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
         "team_id": _name(channel.get("context_team_id"), channel.get("team"))[:32],
         "name": _name(channel.get("name"), channel.get("user"), channel["id"]),
         # A group DM (and a legacy private channel, a "group") is never public, whatever
-        # is_private says: who may see what (app.tools.scope) goes by this column.
+        # is_private says: who may see what (app.gate.scope) goes by this column.
         "is_private": any(bool(channel.get(k)) for k in ("is_private", "is_mpim", "is_group")),
         "is_im": bool(channel.get("is_im")),
         "is_member": True,

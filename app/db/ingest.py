@@ -26,6 +26,7 @@ from app.db.erasure import ErasureChange, Installed, note_erasure
 from app.db.models import Message, SeenEvent
 from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
+from app.gate.rules import Gate
 from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
 from app.slack.files import files_json
 
@@ -150,8 +151,9 @@ def write_batch(
     NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit, a
     DELETE per deletion (app.db.removal), a row per channel or workspace taken away.
 
-    A message older than `keep_after` (the retention) is not stored, nor one of a channel or
-    workspace tomo was removed from (app.db.erasure): its event is acknowledged all the same.
+    What the gate refuses (app.gate.rules: older than `keep_after`, the retention; of a channel
+    or workspace tomo was removed from; written before its channel's forget) is not stored:
+    its event is acknowledged all the same.
     `reroute` may give the new messages other routes (one read for the batch) before they are
     stored; their outcomes say so."""
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
@@ -168,19 +170,17 @@ def write_batch(
         if ok and note_erasure(connection, d.change, now=now)
     }
     lifted = _lift(connection, batch, live)
-    closed = erasure.closed_to(lifted.left)
+    gate = Gate.of(lifted.left, keep_after=keep_after)
 
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}
-    refused: set[int] = set()  # older than the retention, or of a channel taken away
+    refused: set[int] = set()  # what the gate refuses (app.gate.rules)
     deferred = _defer(connection, batch, live, lifted)
     for delivery, ok in zip(batch, live, strict=True):
         if not ok or not isinstance(delivery.change, NewMessage) or id(delivery) in deferred:
             continue
         message = delivery.change.message
-        if (keep_after is not None and message.created_at < keep_after) or (
-            closed is not None and closed(message)
-        ):
+        if not gate.storable(message.channel, message.ts, message.created_at):
             refused.add(id(delivery.change))
             continue
         key = (message.channel, message.ts)
@@ -218,8 +218,9 @@ def write_batch(
 
 
 def _lift(connection: Connection, batch: Sequence[Delivery], live: list[bool]) -> erasure.Lifted:
-    """What was taken away, once events delivered after an uninstall lifted its mark. Read
-    only for a batch with a new message (or a proof of install): one read of an empty table."""
+    """What was taken away (and the forget times), once events delivered after an uninstall
+    lifted its mark. Read only for a batch with a new message (or a proof of install): one
+    read of two tables that are usually empty or nearly."""
     proofs = [d.installed for d, ok in zip(batch, live, strict=True) if ok and d.installed]
     if not proofs and not any(isinstance(d.change, NewMessage) for d in batch):
         return erasure.Lifted([])

@@ -259,6 +259,11 @@ class SlackWorkspace:
         """The parent first (always), then the replies inside oldest/latest, oldest first."""
         channel = self._channel(params)
         ts = str(params.get("ts") or "")
+        # `ts` may be any message of the thread: its parent's is the thread's (Slack's
+        # reference of conversations.replies: "either a thread's parent message or a message
+        # in the thread").
+        asked = [m for m in self._history.get(channel, []) if m["ts"] == ts]
+        ts = str(asked[0].get("thread_ts") or ts) if asked else ts
         parents = [m for m in self._history.get(channel, []) if m["ts"] == ts]
         replies = [m for m in self._replies(channel, ts) if in_range(m, params)]
         if not parents and not replies:

@@ -3,9 +3,9 @@ with it and run as a reply would run them."""
 
 from __future__ import annotations
 
+from app.gate.scopes import Scopes
 from app.tools.base import Asker
 from app.tools.kit import Kit
-from app.tools.scope import Scopes
 from tests.conftest import Tomo
 
 
@@ -18,6 +18,7 @@ def kit_of(tomo: Tomo) -> Kit:
         identity=runtime.identity,
         llm=runtime.llm,
         scopes=Scopes(engine=runtime.engine, slack=runtime.slack),
+        recorder=runtime.recorder,
     )
 
 
