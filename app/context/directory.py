@@ -75,13 +75,19 @@ class Directory:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _upsert(self, model: Any, rows: list[dict[str, Any]], keys: Iterable[str]) -> None:
+    async def _upsert(
+        self, model: Any, rows: list[dict[str, Any]], keys: Iterable[str], *, newer: bool = False
+    ) -> None:
+        """`newer`: a row is updated only by what is newer than it (by `updated_at`): what
+        Slack told since a listing began (app.db.conversation_facts) stays."""
         if not rows:
             return
         statement = upsert(self._dialect, model)
         columns = [c for c in rows[0] if c not in keys]
         statement = statement.on_conflict_do_update(
-            index_elements=list(keys), set_={c: statement.excluded[c] for c in columns}
+            index_elements=list(keys),
+            set_={c: statement.excluded[c] for c in columns},
+            where=(model.updated_at <= statement.excluded.updated_at) if newer else None,
         )
 
         def store(connection: Connection) -> None:
@@ -91,12 +97,12 @@ class Directory:
 
     async def sync_channels(self) -> int:
         """Record every conversation the bot is a member of, with its name (every page)."""
+        now = time.time()  # what Slack says is as of the listing's start, at the latest
         try:
             channels = await self._slack.member_conversations()
         except SlackError as error:
             logger.warning("could not list the bot's channels: %s", error)
             return 0
-        now = time.time()
         # By id: a channel on two pages (the list changed between calls) would otherwise be
         # updated twice by one statement, which PostgreSQL refuses.
         by_id = {
@@ -106,7 +112,7 @@ class Directory:
         }
         rows = list(by_id.values())
         try:
-            await self._upsert(Channel, rows, ["id"])
+            await self._upsert(Channel, rows, ["id"], newer=True)
         except Exception as error:  # the database is busy or away: the next run tries again
             logger.warning("could not store the bot's channels: %s", summary(error))
             return 0
@@ -154,6 +160,7 @@ class Directory:
 
     async def fetch_channel(self, channel: str) -> None:
         """A channel's name from conversations.info (one first seen in an event)."""
+        asked = time.time()
         try:
             info = await self._slack.conversation_info(channel)
         except SlackError as error:
@@ -163,7 +170,7 @@ class Directory:
         if not slack_id(info.get("id")):
             return
         try:
-            await self._upsert(Channel, [_channel_row(info, time.time())], ["id"])
+            await self._upsert(Channel, [_channel_row(info, asked)], ["id"], newer=True)
         except Exception as error:
             logger.warning("could not store the name of %s: %s", channel, error)
 
@@ -224,6 +231,9 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
         # is_private says: who may see what (app.gate.scope) goes by this column.
         "is_private": any(bool(channel.get(k)) for k in ("is_private", "is_mpim", "is_group")),
         "is_im": bool(channel.get("is_im")),
+        # Slack Connect: people of another organisation read it (a channel shared within one
+        # Enterprise organisation, is_org_shared, is not).
+        "is_ext_shared": bool(channel.get("is_ext_shared")),
         "is_member": True,
         "updated_at": now,
     }

@@ -21,13 +21,14 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from app.db import erasure
+from app.db.conversation_facts import CONVERSIONS, MembershipChanged, note_conversions, note_fact
 from app.db.dialects import upsert
 from app.db.erasure import ErasureChange, Installed, note_erasure
 from app.db.models import Message, SeenEvent
 from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
 from app.gate.rules import Gate
-from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
+from app.slack.events import ChannelShared, IncomingMessage, MessageDeleted, MessageEdited
 from app.slack.files import files_json
 
 
@@ -37,7 +38,15 @@ class NewMessage:
     route: Route
 
 
-Change = NewMessage | MessageEdited | MessageDeleted | ErasureChange | None
+Change = (
+    NewMessage
+    | MessageEdited
+    | MessageDeleted
+    | ErasureChange
+    | ChannelShared
+    | MembershipChanged
+    | None
+)
 
 
 @dataclass(frozen=True)
@@ -163,11 +172,15 @@ def write_batch(
         live.append(delivery.event_id is None or delivery.event_id in fresh)
         fresh.discard(delivery.event_id or "")  # a second copy in the same batch is a duplicate
 
-    # Removals first, so a message of a channel gone in the same batch is not stored.
+    # Removals first, so a message of a channel gone in the same batch is not stored; what
+    # Slack says of a conversation (shared, a member joining or leaving) with them.
     noted = {
         id(d.change)
         for d, ok in zip(batch, live, strict=True)
-        if ok and note_erasure(connection, d.change, now=now)
+        if ok
+        and (
+            note_erasure(connection, d.change, now=now) or note_fact(connection, d.change, now=now)
+        )
     }
     lifted = _lift(connection, batch, live)
     gate = Gate.of(lifted.left, keep_after=keep_after)
@@ -180,6 +193,8 @@ def write_batch(
         if not ok or not isinstance(delivery.change, NewMessage) or id(delivery) in deferred:
             continue
         message = delivery.change.message
+        if message.subtype in CONVERSIONS:  # a channel made private or public
+            note_conversions(connection, [message], now=now)
         if not gate.storable(message.channel, message.ts, message.created_at):
             refused.add(id(delivery.change))
             continue

@@ -79,6 +79,12 @@ class SlackWorkspace:
             self._channels[id] = channel
             self._members[id] = set(members) | ({user} if user else set())
 
+    def set_members(self, channel: str, members: tuple[str, ...]) -> None:
+        """Who is in a conversation now (users.conversations with ``user``,
+        conversations.members)."""
+        with self._lock:
+            self._members[channel] = set(members)
+
     def blocks_of(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
         """The blocks of a message tomo posted or streamed (None: it has none)."""
         with self._lock:
