@@ -110,7 +110,12 @@ def build_job_services(
         slack=slack,
         identity=identity,
         llm=llm,
-        scopes=Scopes(engine=engine, slack=slack),
+        scopes=Scopes(
+            engine=engine,
+            slack=slack,
+            identity=identity,
+            learn=lambda people: directory.learn(channel=None, people=people),
+        ),
         recorder=recorder,
     )
     tools = ToolLoop(llm=llm, toolbox=Toolbox(settings, kit), max_rounds=settings.MAX_TOOL_ROUNDS)

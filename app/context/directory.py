@@ -242,6 +242,8 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
 def _person_row(user_id: str, user: dict[str, Any]) -> dict[str, Any]:
     profile = user.get("profile")
     profile = profile if isinstance(profile, dict) else {}
+    enterprise = user.get("enterprise_user")
+    enterprise = enterprise if isinstance(enterprise, dict) else {}
     return {
         "id": user_id,
         "team_id": _name(user.get("team_id"))[:32],
@@ -250,6 +252,9 @@ def _person_row(user_id: str, user: dict[str, Any]) -> dict[str, Any]:
         "real_name": _name(profile.get("real_name"), user.get("real_name")),
         # Slackbot answers is_bot false, yet is not a person (app.slack.kinds).
         "is_bot": bool(user.get("is_bot")) or user_id == SLACKBOT,
+        # Who may see what (app.gate.standing): a guest, and the person's organisation.
+        "is_guest": bool(user.get("is_restricted") or user.get("is_ultra_restricted")),
+        "enterprise_id": _name(enterprise.get("enterprise_id"))[:32],
         "fetched_at": time.time(),
     }
 
@@ -262,5 +267,7 @@ def _bot_row(bot_id: str, bot: dict[str, Any]) -> dict[str, Any]:
         "display_name": _name(bot.get("name")),
         "real_name": "",
         "is_bot": True,
+        "is_guest": False,
+        "enterprise_id": "",
         "fetched_at": time.time(),
     }

@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The newest revision in alembic/versions; tests/db/test_migrate.py keeps the two in step.
-SCHEMA_HEAD = "0021"
+SCHEMA_HEAD = "0022"
 # The advisory lock that migrations take on PostgreSQL (alembic/env.py), so instances starting
 # together migrate a database once; any constant would do ("migr").
 MIGRATION_LOCK_KEY = 0x6D696772

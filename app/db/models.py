@@ -32,6 +32,10 @@ class Person(SQLModel, table=True):
     display_name: str = Field(default="", max_length=255)
     real_name: str = Field(default="", max_length=255)
     is_bot: bool = False
+    # A guest (users.info is_restricted or is_ultra_restricted); None: not known yet.
+    is_guest: bool | None = None
+    # The Enterprise organisation the person belongs to ("" for none).
+    enterprise_id: str = Field(default="", max_length=32, sa_column_kwargs={"server_default": ""})
     fetched_at: float = 0.0
 
 

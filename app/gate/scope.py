@@ -7,9 +7,12 @@ of them can read themselves:
 - in a private channel or a group DM: public channels, and that conversation;
 - in a DM with one person: public channels, that DM, and the private channels and group DMs
   that person is a member of (asked of Slack, cached briefly).
-Never another person's DM. A conversation tomo knows nothing of counts as private. What the
-model asks for changes none of this: the scope comes from where the reply goes. Nothing
-written before its channel's `/tomo forget` is shown either (app.gate.rules).
+Guests and people of other organisations read less (app.gate.standing): in a DM with a guest,
+that DM and the channels the guest is in; in a DM with a person of another organisation, that
+DM alone; in a channel or group DM any such person is in (a Slack Connect channel), that
+conversation alone. Never another person's DM. A conversation tomo knows nothing of counts as
+private. What the model asks for changes none of this: the scope comes from where the reply
+goes. Nothing written before its channel's `/tomo forget` is shown either (app.gate.rules).
 """
 
 from __future__ import annotations
@@ -34,9 +37,12 @@ class Scope:
     conversation: str
     private: frozenset[str]
     forgotten: Mapping[str, float] = field(default_factory=dict)  # channel -> forgotten at
+    # Whether public channels are shown at all: not where a guest or a person of another
+    # organisation reads the reply (`private` is then all it may show).
+    public: bool = True
 
     def allows(self, channel: str, *, public: bool) -> bool:
-        return public or channel in self.private
+        return (public and self.public) or channel in self.private
 
     def where(self, channel_column: Any, created_column: Any) -> ColumnElement[bool]:
         """The same rule as a SQL condition on a message's conversation id and time: in a
@@ -45,9 +51,9 @@ class Scope:
         public = select(_CHANNELS.id).where(
             _CHANNELS.is_private == false(), _CHANNELS.is_im == false()
         )
-        allowed = [channel_column.in_(public)]
+        allowed = [channel_column.in_(public)] if self.public else []
         if self.private:
             allowed.append(channel_column.in_(sorted(self.private)))
-        readable = or_(*allowed)
+        readable = or_(*allowed) if allowed else false()
         kept = forgotten_condition(self.forgotten, channel_column, created_column)
         return readable if kept is None else and_(readable, kept)

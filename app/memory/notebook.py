@@ -77,8 +77,12 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def scope_for(connection: AsyncConnection, channel: str) -> str:
-    """ "workspace" for a public channel tomo knows, "conversation" for anything else."""
+async def scope_for(connection: AsyncConnection, channel: str, *, shared: bool = True) -> str:
+    """ "workspace" for a public channel tomo knows, "conversation" for anything else, and
+    for a conversation whose readers may not see the workspace's (`shared` false: a guest or
+    a person of another organisation is in it)."""
+    if not shared:
+        return CONVERSATION
     public = await connection.execute(
         select(col(Channel.id)).where(
             col(Channel.id) == channel,
@@ -98,13 +102,15 @@ async def write(
     text: str,
     importance: int,
     about: Sequence[str],
+    shared: bool = True,
     now: float | None = None,
 ) -> Written:
     """Write a note in `channel` for the reply holding `claim_id`, once: the same text from
-    the same claim is the note already written."""
+    the same claim is the note already written. `shared` false: it stays in the channel
+    whatever the channel is (app.gate.scopes: guests or other organisations read there)."""
     digest = text_hash(text)
     async with engine.begin() as connection:
-        scope = await scope_for(connection, channel)
+        scope = await scope_for(connection, channel, shared=shared)
         insert = upsert(engine.dialect.name, Note).values(
             team_id=team_id,
             conversation=channel,

@@ -17,7 +17,12 @@ def kit_of(tomo: Tomo) -> Kit:
         slack=runtime.slack,
         identity=runtime.identity,
         llm=runtime.llm,
-        scopes=Scopes(engine=runtime.engine, slack=runtime.slack),
+        scopes=Scopes(
+            engine=runtime.engine,
+            slack=runtime.slack,
+            identity=runtime.identity,
+            learn=lambda people: runtime.directory.learn(channel=None, people=people),
+        ),
         recorder=runtime.recorder,
     )
 
