@@ -31,6 +31,7 @@ from app.digest.service import DigestService
 from app.digest.writer import DigestWriter
 from app.files.fetch import Fetcher
 from app.files.reader import FileReader
+from app.gate.scopes import Scopes
 from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
 from app.llm import LLM
@@ -40,7 +41,6 @@ from app.slack.client import SlackClient
 from app.slack.identity import Identity
 from app.tools.kit import Kit
 from app.tools.registry import Toolbox
-from app.tools.scope import Scopes
 
 if TYPE_CHECKING:  # imported only where MCP_SERVERS is set
     from app.conversation.approval_job import ApprovalJob
@@ -131,7 +131,13 @@ def build_job_services(
         slack=slack,
         identity=identity,
         llm=llm,
-        scopes=Scopes(engine=engine, slack=slack),
+        scopes=Scopes(
+            engine=engine,
+            slack=slack,
+            identity=identity,
+            learn=lambda people: directory.learn(channel=None, people=people),
+        ),
+        recorder=recorder,
     )
     mcp, more = _mcp(settings, engine, slack)
     toolbox = Toolbox(settings, kit, more=more)
@@ -159,7 +165,10 @@ def build_job_services(
             parts,
             engine=engine,
             slack=slack,
-            history=ThreadHistory(slack=slack, engine=engine, limit=settings.THREAD_HISTORY_LIMIT),
+            history=ThreadHistory(
+                slack=slack, recorder=recorder, limit=settings.THREAD_HISTORY_LIMIT
+            ),
+            recorder=recorder,
             history_limit=settings.THREAD_HISTORY_LIMIT,
             streaming=settings.STREAM_REPLIES == "auto",
             api_url=settings.SLACK_API_URL,
@@ -192,7 +201,13 @@ def build_job_services(
         on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
         mcp=mcp,
         approval=_approval_job(
-            parts, engine=engine, slack=slack, servers=mcp, loop=tools, settings=settings
+            parts,
+            engine=engine,
+            slack=slack,
+            recorder=recorder,
+            servers=mcp,
+            loop=tools,
+            settings=settings,
         ),
     )
 
@@ -217,6 +232,7 @@ def _approval_job(
     *,
     engine: AsyncEngine,
     slack: SlackClient,
+    recorder: Recorder,
     servers: McpServers | None,
     loop: ToolLoop,
     settings: Settings,
@@ -229,6 +245,7 @@ def _approval_job(
         parts,
         engine=engine,
         slack=slack,
+        recorder=recorder,
         servers=servers,
         loop=loop,
         history_limit=settings.THREAD_HISTORY_LIMIT,

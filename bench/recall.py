@@ -31,7 +31,7 @@ from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 from app.db.search import Where, search
 from app.db.search_terms import terms_of
-from app.tools.scope import Scope
+from app.gate.scope import Scope
 from bench.common import machine, median, percentile
 from bench.recall_corpus import CHANNELS, channel_id, fill_postgresql, fill_sqlite
 from bench.recall_insert import per_message_us

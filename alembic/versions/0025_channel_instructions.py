@@ -1,7 +1,7 @@
 """a channel's standing instructions
 
 Revision ID: 0025
-Revises: 0020
+Revises: 0022
 Create Date: 2026-11-29 10:00:00.000000
 
 `channel_control` gains `instructions` (what `/tomo instructions TEXT` set for the channel, at
@@ -16,7 +16,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0025"
-down_revision: str | None = "0020"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -37,6 +37,7 @@ from app.context.instructions import instructions_text
 from app.context.memories import CHANNEL_MEMORY_LIMIT, THREAD_MEMORY_LIMIT, recall
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import Context, NoteLine
+from app.gate.rules import after_forget
 from app.memory import notebook
 from app.slack.identity import Me
 
@@ -65,15 +66,18 @@ _CHAT_COLUMNS = (
 # Built once, with bind parameters: a context is built for every judgment and reply, and
 # building these expressions (and their cache keys) anew cost more than running them.
 # Rows come back as Core rows, not ORM objects, which cost ~25 µs each to make.
+# Never a message written before the channel's /tomo forget (app.gate.rules: one read of
+# channel_control by its key), whatever is still stored while the forget's deletion runs.
 _RECENT = (
     select(*_CHAT_COLUMNS, func.count().over().label("total"))
     .where(_M.channel == bindparam("channel"), _M.deleted == false())
+    .where(after_forget(bindparam("channel"), _M.created_at))
     .order_by(_M.ts.desc())
     .limit(bindparam("limit"))
 )
 _TARGET_THREAD = (
     select(*_CHAT_COLUMNS)
-    .where(_M.deleted == false())
+    .where(_M.deleted == false(), after_forget(bindparam("channel"), _M.created_at))
     # Each branch names the channel so both use an index (ix_message_thread, the primary
     # key); `channel = ? AND (a OR b)` scans the whole channel.
     .where(

@@ -21,11 +21,10 @@ from sqlmodel import col
 
 from app.db.dialects import upsert
 from app.db.isolation import storable, summary
-from app.db.messages import store_messages
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
-from app.slack.events import IncomingMessage, history_message
+from app.slack.events import history_message
 from app.slack.guards import slack_id
 from app.slack.kinds import SLACKBOT
 
@@ -76,13 +75,19 @@ class Directory:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _upsert(self, model: Any, rows: list[dict[str, Any]], keys: Iterable[str]) -> None:
+    async def _upsert(
+        self, model: Any, rows: list[dict[str, Any]], keys: Iterable[str], *, newer: bool = False
+    ) -> None:
+        """`newer`: a row is updated only by what is newer than it (by `updated_at`): what
+        Slack told since a listing began (app.db.conversation_facts) stays."""
         if not rows:
             return
         statement = upsert(self._dialect, model)
         columns = [c for c in rows[0] if c not in keys]
         statement = statement.on_conflict_do_update(
-            index_elements=list(keys), set_={c: statement.excluded[c] for c in columns}
+            index_elements=list(keys),
+            set_={c: statement.excluded[c] for c in columns},
+            where=(model.updated_at <= statement.excluded.updated_at) if newer else None,
         )
 
         def store(connection: Connection) -> None:
@@ -92,12 +97,12 @@ class Directory:
 
     async def sync_channels(self) -> int:
         """Record every conversation the bot is a member of, with its name (every page)."""
+        now = time.time()  # what Slack says is as of the listing's start, at the latest
         try:
             channels = await self._slack.member_conversations()
         except SlackError as error:
             logger.warning("could not list the bot's channels: %s", error)
             return 0
-        now = time.time()
         # By id: a channel on two pages (the list changed between calls) would otherwise be
         # updated twice by one statement, which PostgreSQL refuses.
         by_id = {
@@ -107,7 +112,7 @@ class Directory:
         }
         rows = list(by_id.values())
         try:
-            await self._upsert(Channel, rows, ["id"])
+            await self._upsert(Channel, rows, ["id"], newer=True)
         except Exception as error:  # the database is busy or away: the next run tries again
             logger.warning("could not store the bot's channels: %s", summary(error))
             return 0
@@ -155,6 +160,7 @@ class Directory:
 
     async def fetch_channel(self, channel: str) -> None:
         """A channel's name from conversations.info (one first seen in an event)."""
+        asked = time.time()
         try:
             info = await self._slack.conversation_info(channel)
         except SlackError as error:
@@ -164,7 +170,7 @@ class Directory:
         if not slack_id(info.get("id")):
             return
         try:
-            await self._upsert(Channel, [_channel_row(info, time.time())], ["id"])
+            await self._upsert(Channel, [_channel_row(info, asked)], ["id"], newer=True)
         except Exception as error:
             logger.warning("could not store the name of %s: %s", channel, error)
 
@@ -197,19 +203,21 @@ class Directory:
         self._spawn(self.fetch_recent_history(channel))
 
     async def fetch_recent_history(self, channel: str) -> int:
-        """A channel the bot just joined: store its recent history (it triggers nothing)."""
+        """A channel the bot just joined: store its recent history (it triggers nothing); how
+        many messages the gate let in."""
         try:
             raw = await self._slack.recent_history(channel=channel, limit=self._history_limit)
         except SlackError as error:
             logger.warning("could not fetch the history of %s: %s", channel, error)
             return 0
         messages = [m for r in raw if (m := history_message(r, channel=channel)) is not None]
-        async with self._engine.begin() as connection:
-            await store_messages(connection, messages)
+        # Through the gate: not of a channel tomo has left again meanwhile, not from before
+        # the channel's forget, not older than the retention.
+        stored = await self._recorder.store(messages)
         await self.sync_channels()
-        self.note_people(m.user_id for m in messages if isinstance(m, IncomingMessage))
-        logger.info("stored %d messages of newly joined %s", len(messages), channel)
-        return len(messages)
+        self.note_people(m.user_id for m in stored)
+        logger.info("stored %d messages of newly joined %s", len(stored), channel)
+        return len(stored)
 
 
 def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
@@ -220,9 +228,12 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
         "team_id": _name(channel.get("context_team_id"), channel.get("team"))[:32],
         "name": _name(channel.get("name"), channel.get("user"), channel["id"]),
         # A group DM (and a legacy private channel, a "group") is never public, whatever
-        # is_private says: who may see what (app.tools.scope) goes by this column.
+        # is_private says: who may see what (app.gate.scope) goes by this column.
         "is_private": any(bool(channel.get(k)) for k in ("is_private", "is_mpim", "is_group")),
         "is_im": bool(channel.get("is_im")),
+        # Slack Connect: people of another organisation read it (a channel shared within one
+        # Enterprise organisation, is_org_shared, is not).
+        "is_ext_shared": bool(channel.get("is_ext_shared")),
         "is_member": True,
         "updated_at": now,
     }
@@ -231,6 +242,8 @@ def _channel_row(channel: dict[str, Any], now: float) -> dict[str, Any]:
 def _person_row(user_id: str, user: dict[str, Any]) -> dict[str, Any]:
     profile = user.get("profile")
     profile = profile if isinstance(profile, dict) else {}
+    enterprise = user.get("enterprise_user")
+    enterprise = enterprise if isinstance(enterprise, dict) else {}
     return {
         "id": user_id,
         "team_id": _name(user.get("team_id"))[:32],
@@ -239,6 +252,9 @@ def _person_row(user_id: str, user: dict[str, Any]) -> dict[str, Any]:
         "real_name": _name(profile.get("real_name"), user.get("real_name")),
         # Slackbot answers is_bot false, yet is not a person (app.slack.kinds).
         "is_bot": bool(user.get("is_bot")) or user_id == SLACKBOT,
+        # Who may see what (app.gate.standing): a guest, and the person's organisation.
+        "is_guest": bool(user.get("is_restricted") or user.get("is_ultra_restricted")),
+        "enterprise_id": _name(enterprise.get("enterprise_id"))[:32],
         "fetched_at": time.time(),
     }
 
@@ -251,5 +267,7 @@ def _bot_row(bot_id: str, bot: dict[str, Any]) -> dict[str, Any]:
         "display_name": _name(bot.get("name")),
         "real_name": "",
         "is_bot": True,
+        "is_guest": False,
+        "enterprise_id": "",
         "fetched_at": time.time(),
     }

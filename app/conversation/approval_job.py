@@ -31,6 +31,7 @@ from app.conversation.tool_loop import ToolLoop
 from app.db import approvals
 from app.db.approvals import DECLINED, State
 from app.db.mcp_models import McpApproval
+from app.db.recorder import Recorder
 from app.domain import ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError
@@ -39,6 +40,7 @@ from app.llm.tool_calls import ToolCall, assistant_turn, tool_turn
 from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 from app.tools.base import Asker
+from app.tools.given import GivenUrls
 from app.tools.mcp.answers import McpRefused, McpUnreachable
 from app.tools.mcp.card import minutes, update_card
 from app.tools.mcp.servers import McpServers
@@ -64,6 +66,7 @@ class ApprovalJob(ConversationJob):
         *,
         engine: AsyncEngine,
         slack: SlackClient,
+        recorder: Recorder,
         servers: McpServers,
         loop: ToolLoop,
         history_limit: int,
@@ -74,7 +77,7 @@ class ApprovalJob(ConversationJob):
         self._servers = servers
         self._loop = loop
         self._limit = history_limit
-        self._poster = Poster(slack=slack, engine=engine, identity=parts.identity)
+        self._poster = Poster(slack=slack, recorder=recorder, identity=parts.identity)
 
     async def run(self, *, approval_id: int, **_timer: object) -> float | None:
         approval = await approvals.get(self._engine, int(approval_id))
@@ -191,12 +194,19 @@ class ApprovalJob(ConversationJob):
             arguments=approval.arguments,
         )
         messages[-1:-1] = [assistant_turn("", (call,)), tool_turn(call, approval.result or "")]
+        # What fetch_url may fetch: the URLs people wrote in the conversation and those the
+        # approved call's answer gave (app.tools.given), as in the reply that asked.
+        given = GivenUrls(
+            m.text for m in context.conversation_history.get_all_messages() if not m.from_self
+        )
+        given.add_result(approval.result or "", arguments=approval.arguments)
         asker = Asker(
             team_id=self._identity.team_id,
             channel=approval.channel,
             thread_ts=approval.thread_ts,
             user_id=approval.user_id,
             claim_id=claim.id,
+            given=given,
         )
         try:
             answer = await self._loop.complete(messages, asker=asker)

@@ -17,6 +17,7 @@ from app.context.directory import Directory
 from app.conversation.participation import Participation
 from app.conversation.routing import route_message
 from app.conversation.timer_policy import TimerPolicy
+from app.db.conversation_facts import MembershipChanged
 from app.db.erasure import Installed
 from app.db.recorder import Change, NewMessage, Recorder
 from app.logs import log_context
@@ -162,13 +163,13 @@ class Intake:
                 bot_users=self._directory.bot_users,
             )
             return event, NewMessage(event, route)
+        if isinstance(event, MemberJoined | MemberLeft) and event.user_id != self._identity.user_id:
+            # Someone else: what they (and the conversation) may be shown changes now.
+            return event, MembershipChanged(channel=event.channel, user_id=event.user_id)
         if isinstance(event, MemberJoined):
-            # tomo invited (back) into a channel: stored again from now on.
-            return event, event if event.user_id == self._identity.user_id else None
+            return event, event  # tomo invited (back) into a channel: stored again from now on
         if isinstance(event, MemberLeft):
-            # tomo removed: the same as `channel_left`; someone else leaving changes nothing.
-            removed = event.user_id == self._identity.user_id
-            return event, ChannelLeft(channel=event.channel) if removed else None
+            return event, ChannelLeft(channel=event.channel)  # tomo removed: as `channel_left`
         if isinstance(event, AssistantOpened):
             return event, None  # nothing to store; its event id is, so it is offered once
         if isinstance(event, WorkspaceGone) and event.reason == "tokens_revoked":

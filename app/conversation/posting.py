@@ -15,10 +15,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
 from app.conversation.claims import Claim
-from app.db.messages import store_messages
+from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
 from app.slack.feedback_blocks import FeedbackButtons
@@ -47,12 +45,12 @@ class Poster:
         self,
         *,
         slack: SlackClient,
-        engine: AsyncEngine,
+        recorder: Recorder,
         identity: Identity,
         buttons: FeedbackButtons | None = None,
     ) -> None:
         self._slack = slack
-        self._engine = engine
+        self._recorder = recorder
         self.identity = identity
         # The reply's last message ends with the feedback buttons (app.slack.feedback_blocks).
         self.buttons = buttons or FeedbackButtons()
@@ -176,8 +174,7 @@ class Poster:
             subtype=None,
             channel_type=None,
         )
-        async with self._engine.begin() as connection:
-            await store_messages(connection, [message])
+        await self._recorder.store([message])  # through the gate: not in a channel tomo left
 
 
 def _as_uncertain(error: SlackError) -> SlackError:

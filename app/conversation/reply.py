@@ -21,6 +21,7 @@ from app.conversation.streaming import StreamedReplies
 from app.conversation.thread_history import ThreadHistory
 from app.conversation.tool_loop import ToolLoop
 from app.conversation.tool_progress import asker_for, thread_status
+from app.db.recorder import Recorder
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, with_images
@@ -121,6 +122,7 @@ class ReplyService(ConversationJob):
         engine: AsyncEngine,
         slack: SlackClient,
         history: ThreadHistory,
+        recorder: Recorder,
         history_limit: int,
         streaming: bool = False,
         api_url: str = "",
@@ -132,7 +134,7 @@ class ReplyService(ConversationJob):
         self._history = history
         self._limit = history_limit
         self._slack = slack
-        self._poster = Poster(slack=slack, engine=engine, identity=parts.identity)
+        self._poster = Poster(slack=slack, recorder=recorder, identity=parts.identity)
         # The model's answer, after the rounds of tool calls it asks for (none: no tools).
         self._loop = tools or ToolLoop(llm=parts.llm, toolbox=None, max_rounds=0)
         self._streams = StreamedReplies(

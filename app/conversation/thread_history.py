@@ -1,13 +1,12 @@
-"""Thread history from Slack (docs/how-tomo-works.md#thread-history): fetched, stored, and the
-stored copy as fallback."""
+"""Thread history from Slack (docs/how-tomo-works.md#thread-history): fetched, stored through
+the gate (app.gate.rules: nothing from before the channel's forget or older than the
+retention), and the stored copy as fallback."""
 
 from __future__ import annotations
 
 import logging
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
-from app.db.messages import store_messages
+from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import history_message
 
@@ -15,9 +14,9 @@ logger = logging.getLogger(__name__)
 
 
 class ThreadHistory:
-    def __init__(self, *, slack: SlackClient, engine: AsyncEngine, limit: int) -> None:
+    def __init__(self, *, slack: SlackClient, recorder: Recorder, limit: int) -> None:
         self._slack = slack
-        self._engine = engine
+        self._recorder = recorder
         self._limit = limit
 
     async def refresh(self, *, channel: str, thread_ts: str) -> bool:
@@ -36,6 +35,5 @@ class ThreadHistory:
             return False
         # A deleted parent comes back as its tombstone: the thread goes on without it.
         messages = [m for r in raw if (m := history_message(r, channel=channel)) is not None]
-        async with self._engine.begin() as connection:
-            await store_messages(connection, messages)
+        await self._recorder.store(messages)
         return True

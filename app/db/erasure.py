@@ -9,7 +9,6 @@ off the ack path. tomo invited back into a channel it left removes that channel'
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select
@@ -19,15 +18,10 @@ from sqlmodel import col
 
 from app.db.dialects import upsert
 from app.db.models import Erasure
-from app.slack.events import (
-    ChannelGone,
-    ChannelLeft,
-    IncomingMessage,
-    MemberJoined,
-    WorkspaceGone,
-)
+from app.slack.events import ChannelGone, ChannelLeft, MemberJoined, WorkspaceGone
 
 CHANNEL, TEAM = "channel", "team"
+FORGET = "forget"  # not an erasure: a channel's /tomo forget, read with them (`marks`)
 DELETED, LEFT = "deleted", "left"
 
 # The changes an event asks of the erasure records; a MemberJoined here is tomo's own.
@@ -100,11 +94,19 @@ class Mark:
     done: bool
 
 
+# What was taken away, and the channels forgotten (scope "forget", at their forget time):
+# the facts the gate decides by (app.gate.rules), in one read of two small tables.
+_MARKS = (
+    "SELECT scope, target, requested_at, done_at FROM erasure UNION ALL "
+    "SELECT 'forget', channel, forgotten_at, NULL FROM channel_control "
+    "WHERE forgotten_at IS NOT NULL"
+)
+
+
 def marks(connection: Connection) -> list[Mark]:
-    """What was taken away: one read of a table that is usually empty."""
-    rows = connection.exec_driver_sql(
-        "SELECT scope, target, requested_at, done_at FROM erasure"
-    ).all()
+    """What was taken away, and when each forgotten channel was forgotten: one read of two
+    tables that are usually empty or nearly (a row per channel whose mode was set)."""
+    rows = connection.exec_driver_sql(_MARKS).all()
     return [Mark(scope, target, at, done is not None) for scope, target, at, done in rows]
 
 
@@ -150,17 +152,6 @@ def lift(connection: Connection, found: list[Mark], proofs: list[Installed]) -> 
             )
             lifted = True
     return Lifted(left, lifted, tuple(under_way))
-
-
-def closed_to(found: list[Mark]) -> Callable[[IncomingMessage], bool] | None:
-    """Whether a message may no longer be stored (its channel or the workspace was taken
-    away), or None when nothing was: the usual case."""
-    if not found:
-        return None
-    if any(mark.scope == TEAM for mark in found):
-        return lambda message: True
-    channels = {mark.target for mark in found if mark.scope == CHANNEL}
-    return lambda message: message.channel in channels
 
 
 async def pending(connection: AsyncConnection) -> list[Erasure]:

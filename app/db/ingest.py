@@ -21,12 +21,14 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from app.db import erasure
+from app.db.conversation_facts import CONVERSIONS, MembershipChanged, note_conversions, note_fact
 from app.db.dialects import upsert
 from app.db.erasure import ErasureChange, Installed, note_erasure
 from app.db.models import Message, SeenEvent
 from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
-from app.slack.events import IncomingMessage, MessageDeleted, MessageEdited
+from app.gate.rules import Gate
+from app.slack.events import ChannelShared, IncomingMessage, MessageDeleted, MessageEdited
 from app.slack.files import files_json
 
 
@@ -36,7 +38,15 @@ class NewMessage:
     route: Route
 
 
-Change = NewMessage | MessageEdited | MessageDeleted | ErasureChange | None
+Change = (
+    NewMessage
+    | MessageEdited
+    | MessageDeleted
+    | ErasureChange
+    | ChannelShared
+    | MembershipChanged
+    | None
+)
 
 
 @dataclass(frozen=True)
@@ -150,8 +160,9 @@ def write_batch(
     NOTHING RETURNING for the event ids, one for the new messages, an UPDATE per edit, a
     DELETE per deletion (app.db.removal), a row per channel or workspace taken away.
 
-    A message older than `keep_after` (the retention) is not stored, nor one of a channel or
-    workspace tomo was removed from (app.db.erasure): its event is acknowledged all the same.
+    What the gate refuses (app.gate.rules: older than `keep_after`, the retention; of a channel
+    or workspace tomo was removed from; written before its channel's forget) is not stored:
+    its event is acknowledged all the same.
     `reroute` may give the new messages other routes (one read for the batch) before they are
     stored; their outcomes say so."""
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
@@ -161,26 +172,30 @@ def write_batch(
         live.append(delivery.event_id is None or delivery.event_id in fresh)
         fresh.discard(delivery.event_id or "")  # a second copy in the same batch is a duplicate
 
-    # Removals first, so a message of a channel gone in the same batch is not stored.
+    # Removals first, so a message of a channel gone in the same batch is not stored; what
+    # Slack says of a conversation (shared, a member joining or leaving) with them.
     noted = {
         id(d.change)
         for d, ok in zip(batch, live, strict=True)
-        if ok and note_erasure(connection, d.change, now=now)
+        if ok
+        and (
+            note_erasure(connection, d.change, now=now) or note_fact(connection, d.change, now=now)
+        )
     }
     lifted = _lift(connection, batch, live)
-    closed = erasure.closed_to(lifted.left)
+    gate = Gate.of(lifted.left, keep_after=keep_after)
 
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}
-    refused: set[int] = set()  # older than the retention, or of a channel taken away
+    refused: set[int] = set()  # what the gate refuses (app.gate.rules)
     deferred = _defer(connection, batch, live, lifted)
     for delivery, ok in zip(batch, live, strict=True):
         if not ok or not isinstance(delivery.change, NewMessage) or id(delivery) in deferred:
             continue
         message = delivery.change.message
-        if (keep_after is not None and message.created_at < keep_after) or (
-            closed is not None and closed(message)
-        ):
+        if message.subtype in CONVERSIONS:  # a channel made private or public
+            note_conversions(connection, [message], now=now)
+        if not gate.storable(message.channel, message.ts, message.created_at):
             refused.add(id(delivery.change))
             continue
         key = (message.channel, message.ts)
@@ -218,8 +233,9 @@ def write_batch(
 
 
 def _lift(connection: Connection, batch: Sequence[Delivery], live: list[bool]) -> erasure.Lifted:
-    """What was taken away, once events delivered after an uninstall lifted its mark. Read
-    only for a batch with a new message (or a proof of install): one read of an empty table."""
+    """What was taken away (and the forget times), once events delivered after an uninstall
+    lifted its mark. Read only for a batch with a new message (or a proof of install): one
+    read of two tables that are usually empty or nearly."""
     proofs = [d.installed for d, ok in zip(batch, live, strict=True) if ok and d.installed]
     if not proofs and not any(isinstance(d.change, NewMessage) for d in batch):
         return erasure.Lifted([])

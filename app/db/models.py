@@ -18,7 +18,10 @@ class Channel(SQLModel, table=True):
     name: str = Field(default="", max_length=255)
     is_private: bool = False
     is_im: bool = False
+    # A Slack Connect channel: people of another organisation read it (app.gate.scopes).
+    is_ext_shared: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     is_member: bool = True
+    # When Slack last told its state: the sync's time, or the event's that changed it.
     updated_at: float = 0.0
 
 
@@ -29,6 +32,10 @@ class Person(SQLModel, table=True):
     display_name: str = Field(default="", max_length=255)
     real_name: str = Field(default="", max_length=255)
     is_bot: bool = False
+    # A guest (users.info is_restricted or is_ultra_restricted); None: not known yet.
+    is_guest: bool | None = None
+    # The Enterprise organisation the person belongs to ("" for none).
+    enterprise_id: str = Field(default="", max_length=32, sa_column_kwargs={"server_default": ""})
     fetched_at: float = 0.0
 
 
@@ -80,6 +87,17 @@ class Message(SQLModel, table=True):
     deleted: bool = False
     # The files it carries (app.slack.files: JSON), with the text read from documents.
     files: str | None = None
+
+
+class ConversationChange(SQLModel, table=True):
+    """When Slack last told of a change in who is in a conversation, or in what it is: `key`
+    is a person's id (they joined or left a conversation) or a conversation's. What a process
+    learnt from Slack before then (app.gate.scopes) is asked again."""
+
+    __tablename__ = "conversation_change"
+
+    key: str = Field(primary_key=True, max_length=32)
+    changed_at: float = 0.0
 
 
 class SeenEvent(SQLModel, table=True):

@@ -16,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 from sqlalchemy.engine import Connection, Engine
@@ -37,7 +38,9 @@ from app.db.ingest import (
     write_batch,
 )
 from app.db.isolation import cleaned, is_data_error, is_operational, summary
+from app.db.messages import store_messages
 from app.db.search_index import any_pending, index_pending
+from app.slack.events import IncomingMessage, MessageDeleted
 
 T = TypeVar("T")
 
@@ -195,6 +198,19 @@ class Recorder:
             lambda connection: write_batch(
                 connection, batch, now=now, keep_after=keep_after, reroute=self._reroute
             )
+        )
+
+    async def store(
+        self, messages: Sequence[IncomingMessage | MessageDeleted]
+    ) -> list[IncomingMessage]:
+        """Store messages fetched from Slack or posted by tomo, through the gate (with the
+        retention this recorder keeps to); the messages it let in."""
+        if not messages:
+            return []
+        now = time.time()
+        keep_after = None if self._keep_seconds is None else now - self._keep_seconds
+        return await self.write(
+            partial(store_messages, messages=messages, keep_after=keep_after, now=now)
         )
 
     def _transaction(self, work: Callable[[Connection], T]) -> T:

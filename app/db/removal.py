@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select, tuple_
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
@@ -39,3 +39,17 @@ def remove_messages(
         ]
         connection.execute(upsert(connection.dialect.name, Removal).on_conflict_do_nothing(), rows)
     return len(gone)
+
+
+def removed_among(
+    connection: Connection, keys: Sequence[tuple[str, str]]
+) -> frozenset[tuple[str, str]]:
+    """Which of these (channel, ts) Slack deleted, as far as tomo knows (a removal row)."""
+    if not keys:
+        return frozenset()
+    found = connection.execute(
+        select(col(Removal.channel), col(Removal.ts)).where(
+            tuple_(col(Removal.channel), col(Removal.ts)).in_(sorted(set(keys)))
+        )
+    )
+    return frozenset((row[0], row[1]) for row in found)

@@ -1,5 +1,5 @@
 """Searching the messages tomo stored, through the index migration 0015 builds, within what
-the reader may see (app.tools.scope gives the condition; every query carries it).
+the reader may see (app.gate.scope gives the condition; every query carries it).
 
 A query's words (app.db.search_terms) must all occur, as words or parts of words in any
 language. Words of three characters or more are found through the trigram index (SQLite:

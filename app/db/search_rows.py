@@ -33,9 +33,10 @@ COLUMNS = (
 
 
 class Readable(Protocol):
-    """Who may see what (app.tools.scope.Scope), as a condition on a conversation id column."""
+    """Who may see what (app.gate.scope.Scope), as a condition on a message's conversation id
+    and time columns."""
 
-    def where(self, channel_column: Any) -> ColumnElement[bool]: ...
+    def where(self, channel_column: Any, created_column: Any) -> ColumnElement[bool]: ...
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Where:
         SQLite reads every row of the channels in scope, then sorts them)."""
         channel = M.channel + "" if by_time else M.channel
         found = [
-            self.scope.where(channel),
+            self.scope.where(channel, M.created_at),
             M.kind == MessageKind.CONVERSATIONAL.value,
             M.deleted == false(),
         ]

@@ -2,10 +2,11 @@
 which of them a prompt shows.
 
 A note belongs where it was written. One written in a public channel is the workspace's: any
-conversation may see it. One written anywhere else (a private channel, a group DM, a DM, or a
-conversation tomo knows nothing of) is that conversation's alone, shown nowhere else, not even
-in a DM with one of its members. Who may see a note is decided here, from the conversation a
-reply is posted in, never from what the model asks.
+conversation may see it, while that channel stays public (a channel made private keeps its
+notes to itself from then, decided when they are read). One written anywhere else (a private
+channel, a group DM, a DM, or a conversation tomo knows nothing of) is that conversation's
+alone, shown nowhere else, not even in a DM with one of its members. Who may see a note is
+decided here, from the conversation a reply is posted in, never from what the model asks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import (
     ColumnElement,
     CompoundSelect,
     Connection,
+    and_,
     bindparam,
     delete,
     false,
@@ -51,9 +53,19 @@ class Written:
     new: bool  # False: this reply had written it already (a run after a restart)
 
 
-def visible_in(channel: str) -> ColumnElement[bool]:
-    """SQL: the notes a reply posted in `channel` may show."""
-    return or_(col(Note.scope) == WORKSPACE, col(Note.conversation) == channel)
+def _shared() -> ColumnElement[bool]:
+    """SQL: a note that is the workspace's now. Decided when read, from what its channel is
+    now: a note written in a channel since made private belongs to that channel alone."""
+    public = select(col(Channel.id)).where(
+        col(Channel.is_private) == false(), col(Channel.is_im) == false()
+    )
+    return and_(col(Note.scope) == WORKSPACE, col(Note.conversation).in_(public))
+
+
+def visible_in(channel: Any) -> ColumnElement[bool]:
+    """SQL: the notes a reply posted in `channel` (a value or a bound parameter) may show:
+    the workspace's, and the conversation's own."""
+    return or_(_shared(), col(Note.conversation) == channel)
 
 
 def written_in(channel: str) -> ColumnElement[bool]:
@@ -65,8 +77,12 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def scope_for(connection: AsyncConnection, channel: str) -> str:
-    """ "workspace" for a public channel tomo knows, "conversation" for anything else."""
+async def scope_for(connection: AsyncConnection, channel: str, *, shared: bool = True) -> str:
+    """ "workspace" for a public channel tomo knows, "conversation" for anything else, and
+    for a conversation whose readers may not see the workspace's (`shared` false: a guest or
+    a person of another organisation is in it)."""
+    if not shared:
+        return CONVERSATION
     public = await connection.execute(
         select(col(Channel.id)).where(
             col(Channel.id) == channel,
@@ -86,13 +102,15 @@ async def write(
     text: str,
     importance: int,
     about: Sequence[str],
+    shared: bool = True,
     now: float | None = None,
 ) -> Written:
     """Write a note in `channel` for the reply holding `claim_id`, once: the same text from
-    the same claim is the note already written."""
+    the same claim is the note already written. `shared` false: it stays in the channel
+    whatever the channel is (app.gate.scopes: guests or other organisations read there)."""
     digest = text_hash(text)
     async with engine.begin() as connection:
-        scope = await scope_for(connection, channel)
+        scope = await scope_for(connection, channel, shared=shared)
         insert = upsert(engine.dialect.name, Note).values(
             team_id=team_id,
             conversation=channel,
@@ -132,10 +150,9 @@ def _prompt_statement() -> CompoundSelect:
     table = Note.__table__  # type: ignore[attr-defined]
     channel: BindParameter[str] = bindparam("channel")
     newest = (col(Note.created_at).desc(), col(Note.id).desc())
-    visible = or_(col(Note.scope) == WORKSPACE, col(Note.conversation) == channel)
     important = (
         select(table)
-        .where(visible, col(Note.importance) >= IMPORTANT)
+        .where(visible_in(channel), col(Note.importance) >= IMPORTANT)
         .order_by(*newest)
         .limit(IMPORTANT_LIMIT)
         .subquery()
@@ -184,9 +201,7 @@ async def of_channel(connection: AsyncConnection, channel: str) -> list[NoteLine
 
 
 async def workspace_count(connection: AsyncConnection) -> int:
-    counted = await connection.execute(
-        select(func.count()).select_from(Note).where(col(Note.scope) == WORKSPACE)
-    )
+    counted = await connection.execute(select(func.count()).select_from(Note).where(_shared()))
     return int(counted.scalar_one())
 
 

@@ -361,6 +361,35 @@ class SlackClient:
             limit=200,
         )
 
+    async def guest_conversations_of(self, user_id: str) -> list[dict[str, Any]]:
+        """Every channel and group DM a guest is in (public ones too), of the non-public ones
+        those tomo shares with them."""
+        return await self._paged(
+            "users.conversations",
+            "channels",
+            user=user_id,
+            types="public_channel,private_channel,mpim",
+            exclude_archived=True,
+            limit=200,
+        )
+
+    async def conversation_members(self, channel: str) -> list[str]:
+        """The ids of the people in a conversation (conversations.members, every page)."""
+        members: list[str] = []
+        cursor = ""
+        while True:
+            paging_params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            page = await self._call(
+                "conversations.members", channel=channel, limit=200, **paging_params
+            )
+            found = page.get("members")
+            members += [m for m in found if isinstance(m, str)] if isinstance(found, list) else []
+            paging = page.get("response_metadata")
+            following = paging.get("next_cursor") if isinstance(paging, dict) else None
+            if not following or not isinstance(following, str):
+                return members
+            cursor = following
+
     async def user_info(self, user_id: str, *, include_locale: bool = False) -> dict[str, Any]:
         """users.info's `user`; with `include_locale`, its `locale` (e.g. "ja-JP") too."""
         params: dict[str, Any] = {"include_locale": True} if include_locale else {}

@@ -86,6 +86,17 @@ class MemberLeft:
 
 
 @dataclass(frozen=True)
+class ChannelShared:
+    """A channel shared with another organisation (`channel_shared`), or one of them removed
+    from it (`channel_unshared`: `is_ext_shared` says whether others still read it). Shapes:
+    docs.slack.dev/reference/events/channel_shared and /channel_unshared."""
+
+    channel: str
+    shared: bool
+    at: float  # the event's time (event_ts)
+
+
+@dataclass(frozen=True)
 class ChannelGone:
     """A channel deleted in Slack (`channel_deleted`, `group_deleted`): everything tomo kept
     of it goes."""
@@ -130,6 +141,7 @@ SlackEvent = (
     | MessageDeleted
     | MemberJoined
     | MemberLeft
+    | ChannelShared
     | ChannelGone
     | ChannelLeft
     | WorkspaceGone
@@ -217,6 +229,10 @@ def parse_event(envelope: dict[str, Any]) -> SlackEvent | None:
         return MemberJoined(channel=channel, user_id=str(event["user"]))
     if kind == "member_left_channel" and channel and slack_id(event.get("user")):
         return MemberLeft(channel=channel, user_id=str(event["user"]))
+    if kind in ("channel_shared", "channel_unshared") and channel:
+        at = slack_ts(event.get("event_ts"))
+        shared = kind == "channel_shared" or event.get("is_ext_shared") is True
+        return ChannelShared(channel=channel, shared=shared, at=float(at) if at else 0.0)
     if kind in CHANNEL_GONE and channel:
         return ChannelGone(channel=channel)
     if kind in CHANNEL_LEFT and channel:

@@ -15,7 +15,7 @@ RESULT_CHARS = 6000
 @dataclass(frozen=True)
 class Asker:
     """Where the reply being written will be posted, and for whom: what a tool may show
-    depends on it (app.tools.scope), never on what the model asks."""
+    depends on it (app.gate.scope), never on what the model asks."""
 
     team_id: str | None
     channel: str

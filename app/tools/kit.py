@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from app.db.recorder import Recorder
+from app.gate.scopes import Scopes
 from app.llm import LLM
 from app.settings import Settings
 from app.slack.client import SlackClient
 from app.slack.identity import Identity
-from app.tools.scope import Scopes
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,5 @@ class Kit:
     identity: Identity  # who tomo is, and its workspace's URL (permalinks)
     llm: LLM
     scopes: Scopes
+    # Stores what a tool fetched from Slack, through the gate (None: a tool stores nothing).
+    recorder: Recorder | None = None

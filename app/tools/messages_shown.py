@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from app.context.chat import author_id, to_chat
 from app.db.models import Channel, Message, Person
 from app.domain import ChatMessage
+from app.gate.scope import Scope
 from app.retention.batches import table_of
 from app.slack.identity import Me
 from app.slack.permalinks import permalink
-from app.tools.scope import Scope
 
 _CHANNELS = table_of(Channel).c
 # Slack's channel mention, "<#C123|general>" or "<#C123>", as a model may copy it.

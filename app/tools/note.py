@@ -70,8 +70,11 @@ class NoteTool:
             return failed("about is a list of Slack user ids (like U0123ABCD)")
         if len(about) > MAX_ABOUT:
             return failed(f"about names at most {MAX_ABOUT} people")
+        # Where a guest or a person of another organisation reads, a note stays there.
+        scope = await self._kit.scopes.for_asker(asker)
         written = await notebook.write(
             self._kit.engine,
+            shared=scope.public,
             team_id=asker.team_id or "",
             channel=asker.channel,
             claim_id=asker.claim_id,

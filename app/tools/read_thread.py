@@ -1,17 +1,24 @@
 """`read_thread(permalink)` or `read_thread(channel, ts)`: a whole thread, parent first, from what
-tomo stored, completed by Slack's conversations.replies; only where the reader may see."""
+tomo stored, completed by Slack's conversations.replies; only where the reader may see.
+
+What Slack gives is stored through the gate (app.gate.rules); what the gate will not store
+because it is older than the retention is still shown, read live for the person who asked,
+while nothing written before the channel's `/tomo forget` is stored or shown."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 from sqlalchemy import and_, false, select
 
-from app.db.messages import store_messages
+from app.db.ingest import message_row
+from app.db.models import Message
 from app.db.search import COLUMNS, MESSAGES
+from app.domain import Route, RouteKind
+from app.gate.rules import Gate, after_forget, to_show
 from app.slack.client import SlackError
-from app.slack.events import history_message
+from app.slack.events import IncomingMessage, MessageDeleted, history_message
 from app.slack.kinds import MessageKind
 from app.slack.permalinks import Linked, parse_permalink
 from app.slack.timestamps import slack_ts
@@ -63,9 +70,10 @@ class ReadThread:
                 select(_M.thread_ts).where(_M.channel == channel["id"], _M.ts == asked.ts)
             )
         root = asked.thread_ts or stored or asked.ts
-        await self._complete(channel["id"], root)
+        live = await self._complete(channel["id"], root)
         async with self._kit.engine.connect() as connection:
-            rows = await self._thread(connection, channel["id"], root)
+            gate = await to_show(connection, [m for m in live or () if _is_message(m)])
+            rows = _merged(await self._thread(connection, channel["id"], root), live, gate)
             found, channels = await named(connection, rows, self._kit.identity.me())
         if not found:
             return ToolResult(NOTHING)
@@ -80,9 +88,11 @@ class ReadThread:
         lines = [f"[{when(m.created_at)[5:16]}] {m.author}: {m.text}" for _, m in found]
         return ToolResult(_fit(heading, lines), sources=(url,) if url else ()).bounded()
 
-    async def _complete(self, channel: str, root: str) -> None:
-        """Store what Slack has of the thread that tomo has not (a failure leaves what is
-        stored: the thread is then shown as stored)."""
+    async def _complete(
+        self, channel: str, root: str
+    ) -> list[IncomingMessage | MessageDeleted] | None:
+        """What Slack has of the thread, stored through the gate; None when Slack did not
+        answer (the thread is then shown as stored)."""
         try:
             raw = await self._kit.slack.thread_messages(
                 channel=channel, thread_ts=root, limit=THREAD_MESSAGES
@@ -91,13 +101,18 @@ class ReadThread:
             logger.warning(
                 "read_thread: conversations.replies failed, showing what is stored: %s", error
             )
-            return
+            return None
         messages = [m for r in raw if (m := history_message(r, channel=channel)) is not None]
-        async with self._kit.engine.begin() as connection:
-            await store_messages(connection, messages)
+        if self._kit.recorder is not None:
+            await self._kit.recorder.store(messages)
+        return messages
 
     async def _thread(self, connection: Any, channel: str, root: str) -> list[Any]:
-        shown = and_(_M.deleted == false(), _M.kind == MessageKind.CONVERSATIONAL.value)
+        shown = and_(
+            _M.deleted == false(),
+            _M.kind == MessageKind.CONVERSATIONAL.value,
+            after_forget(channel, _M.created_at),
+        )
         parent = (
             await connection.execute(
                 select(*COLUMNS).where(_M.channel == channel, _M.ts == root, shown)
@@ -112,6 +127,34 @@ class ReadThread:
             )
         ).all()
         return [*parent, *sorted(replies, key=lambda r: float(r.ts))]
+
+
+def _merged(
+    stored: list[Any], live: list[IncomingMessage | MessageDeleted] | None, gate: Gate
+) -> list[Any]:
+    """The thread as stored, with what Slack has that is not stored (older than the
+    retention: read live, never stored), but for what the gate will not show and what Slack
+    shows deleted; parent first, then the newest replies, oldest first."""
+    if not live:
+        return stored
+    gone = {m.ts for m in live if isinstance(m, MessageDeleted)}
+    by_ts = {row.ts: row for row in stored if row.ts not in gone}
+    for m in live:
+        if (
+            isinstance(m, IncomingMessage)
+            and m.ts not in by_ts
+            and m.conversational
+            and gate.shown(m.channel, m.ts, m.created_at)
+        ):
+            by_ts[m.ts] = Message(**message_row(m, Route(RouteKind.RECORD, m.thread_ts)))
+    rows = sorted(by_ts.values(), key=lambda r: float(r.ts))
+    parent = [r for r in rows if not r.thread_ts]
+    replies = [r for r in rows if r.thread_ts][-(THREAD_MESSAGES - 1) :]
+    return [*parent[:1], *replies]
+
+
+def _is_message(message: IncomingMessage | MessageDeleted) -> TypeGuard[IncomingMessage]:
+    return isinstance(message, IncomingMessage)
 
 
 def _asked(arguments: dict[str, Any]) -> Linked | str:

@@ -1,5 +1,5 @@
 """`search_messages(query, channel=None, days=None, limit=10)`: what was said, found in the
-messages tomo stored (app.db.search), only where the reader may see (app.tools.scope)."""
+messages tomo stored (app.db.search), only where the reader may see (app.gate.scope)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from app.db.migrate import upgrade_to_head
 from app.db.search import Where, search
 from app.db.search_index import catch_up
 from app.db.search_terms import terms_of
-from app.tools.scope import Scope
+from app.gate.scope import Scope
 
 TEXTS = [
     'zebracorn "quoted" 100% done_ok NEAR(x) a*b',

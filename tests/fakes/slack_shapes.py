@@ -49,9 +49,15 @@ def user(
     bot_id: str | None = None,
     app_id: str | None = None,
     deleted: bool = False,
+    guest: str | None = None,
+    enterprise_id: str | None = None,
 ) -> dict[str, Any]:
     """A users.info `user`: a person, a bot user (with its bot_id and app in the profile;
-    a legacy bot user has none), or a deactivated account (`deleted`, fewer fields)."""
+    a legacy bot user has none), or a deactivated account (`deleted`, fewer fields).
+    `guest`: "multi" (is_restricted) or "single" (is_ultra_restricted as well, as Slack's
+    User object reference describes a single-channel guest). `enterprise_id`: a member of an
+    Enterprise organisation (its `enterprise_user`). A person of another organisation has
+    that organisation's `team_id` (Slack Connect: docs.slack.dev/apis/slack-connect)."""
     extra: dict[str, Any] = {}
     if is_bot:
         extra = {"always_active": False}
@@ -83,12 +89,19 @@ def user(
         "is_admin": False,
         "is_owner": False,
         "is_primary_owner": False,
-        "is_restricted": False,
-        "is_ultra_restricted": False,
+        "is_restricted": guest is not None,
+        "is_ultra_restricted": guest == "single",
         "is_bot": is_bot,
         "is_app_user": False,
         "updated": CREATED,
-    }
+    } | (_enterprise(enterprise_id, team_id) if enterprise_id else {})
+
+
+def _enterprise(enterprise_id: str, team_id: str) -> dict[str, Any]:
+    """A member of an Enterprise organisation, as users.info shows one (its `enterprise_user`)."""
+    user = {"id": "W0", "enterprise_id": enterprise_id, "enterprise_name": "Fake Org"}
+    user |= {"is_admin": False, "is_owner": False, "is_primary_owner": False, "teams": [team_id]}
+    return {"enterprise_user": user}
 
 
 def slackbot(team_id: str) -> dict[str, Any]:
@@ -120,6 +133,7 @@ def channel(
     is_mpim: bool,
     member: bool,
     user: str | None,
+    is_ext_shared: bool = False,
 ) -> dict[str, Any]:
     """A conversation object: a channel, a group DM (mpim), or a DM (no name, its `user`)."""
     if is_im:
@@ -147,8 +161,8 @@ def channel(
         "is_general": name == "general",
         "unlinked": 0,
         "name_normalized": name,
-        "is_shared": False,
-        "is_ext_shared": False,
+        "is_shared": is_ext_shared,
+        "is_ext_shared": is_ext_shared,
         "is_org_shared": False,
         "pending_shared": [],
         "is_pending_ext_shared": False,

@@ -63,9 +63,11 @@ class SlackWorkspace:
         member: bool = True,
         user: str | None = None,
         members: tuple[str, ...] = (),
+        is_ext_shared: bool = False,
     ) -> None:
         """Add a conversation; ``user`` is the other party of an IM (which has no name);
-        ``members``: the people in it, for users.conversations with ``user``."""
+        ``members``: the people in it, for users.conversations with ``user`` and
+        conversations.members; ``is_ext_shared``: a Slack Connect channel."""
         channel = shapes.channel(
             id,
             name,
@@ -74,10 +76,17 @@ class SlackWorkspace:
             is_mpim=is_mpim,
             member=member,
             user=user,
+            is_ext_shared=is_ext_shared,
         )
         with self._lock:
             self._channels[id] = channel
             self._members[id] = set(members) | ({user} if user else set())
+
+    def set_members(self, channel: str, members: tuple[str, ...]) -> None:
+        """Who is in a conversation now (users.conversations with ``user``,
+        conversations.members)."""
+        with self._lock:
+            self._members[channel] = set(members)
 
     def blocks_of(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
         """The blocks of a message tomo posted or streamed (None: it has none)."""
@@ -108,12 +117,18 @@ class SlackWorkspace:
         is_bot: bool = False,
         bot_id: str | None = None,
         deleted: bool = False,
+        guest: str | None = None,
+        team_id: str | None = None,
+        enterprise_id: str | None = None,
     ) -> None:
         """A person; a bot user with ``is_bot`` (with its ``bot_id``, or none: a legacy bot
-        user); a deactivated account with ``deleted``."""
+        user); a deactivated account with ``deleted``; a guest (``guest``: "multi" or
+        "single"); a person of another organisation (``team_id``)."""
         user = shapes.user(
             id,
-            team_id=self.team_id,
+            team_id=team_id or self.team_id,
+            guest=guest,
+            enterprise_id=enterprise_id,
             name=name,
             display_name=display_name,
             real_name=real_name,
@@ -185,6 +200,7 @@ class SlackWorkspace:
             "conversations.replies": self._conversations_replies,
             "conversations.history": self._conversations_history,
             "conversations.info": self._conversations_info,
+            "conversations.members": self._conversations_members,
             "bots.info": self._bots_info,
             "users.conversations": self._users_conversations,
             "users.info": self._users_info,
@@ -259,6 +275,11 @@ class SlackWorkspace:
         """The parent first (always), then the replies inside oldest/latest, oldest first."""
         channel = self._channel(params)
         ts = str(params.get("ts") or "")
+        # `ts` may be any message of the thread: its parent's is the thread's (Slack's
+        # reference of conversations.replies: "either a thread's parent message or a message
+        # in the thread").
+        asked = [m for m in self._history.get(channel, []) if m["ts"] == ts]
+        ts = str(asked[0].get("thread_ts") or ts) if asked else ts
         parents = [m for m in self._history.get(channel, []) if m["ts"] == ts]
         replies = [m for m in self._replies(channel, ts) if in_range(m, params)]
         if not parents and not replies:
@@ -285,6 +306,19 @@ class SlackWorkspace:
         if channel not in self._channels:
             raise SlackError("channel_not_found")
         return {"ok": True, "channel": self._channels[channel]}
+
+    def _conversations_members(self, params: Params) -> dict[str, Any]:
+        """The ids of the people in it, tomo included (docs.slack.dev/reference/methods/
+        conversations.members: `members`, paged by `response_metadata.next_cursor`)."""
+        channel = str(params.get("channel") or "")
+        if channel not in self._channels:
+            raise SlackError("channel_not_found")
+        people = set(self._members.get(channel, set())) | {self.bot_user_id}
+        items = [{"id": m} for m in sorted(people)]
+        page = paginate(items, "members", params, 100)
+        return {"ok": True, "members": [m["id"] for m in page["members"]]} | {
+            "response_metadata": page["response_metadata"]
+        }
 
     def _users_conversations(self, params: Params) -> dict[str, Any]:
         types = {t.strip() for t in str(params.get("types") or "public_channel").split(",")}

@@ -3,10 +3,10 @@ with it and run as a reply would run them."""
 
 from __future__ import annotations
 
+from app.gate.scopes import Scopes
 from app.tools.base import Asker
 from app.tools.given import GivenUrls
 from app.tools.kit import Kit
-from app.tools.scope import Scopes
 from tests.conftest import Tomo
 
 
@@ -18,7 +18,13 @@ def kit_of(tomo: Tomo) -> Kit:
         slack=runtime.slack,
         identity=runtime.identity,
         llm=runtime.llm,
-        scopes=Scopes(engine=runtime.engine, slack=runtime.slack),
+        scopes=Scopes(
+            engine=runtime.engine,
+            slack=runtime.slack,
+            identity=runtime.identity,
+            learn=lambda people: runtime.directory.learn(channel=None, people=people),
+        ),
+        recorder=runtime.recorder,
     )
 
 

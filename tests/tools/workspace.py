@@ -1,13 +1,12 @@
 """A workspace for the message tools' tests: conversations of every kind, people in some of
-them, messages stored the way tomo stores a fetched history (app.db.messages), and the Kit the
-tools are built with, from a running tomo's own parts."""
+them, messages stored the way tomo stores a fetched history (through the gate:
+Recorder.store), and the Kit the tools are built with, from a running tomo's own parts."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from app.db.messages import store_messages
 from app.slack.events import IncomingMessage, history_message
 from app.tools.base import Asker
 from tests.conftest import Tomo
@@ -61,7 +60,6 @@ async def store(
     raw |= {"thread_ts": thread_ts} if thread_ts else {}
     message = history_message(raw, channel=channel)
     assert isinstance(message, IncomingMessage)
-    async with tomo.runtime.engine.begin() as connection:
-        await store_messages(connection, [message])
+    await tomo.runtime.recorder.store([message])
     await tomo.runtime.directory.fetch_person(user)
     return ts

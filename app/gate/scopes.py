@@ -1,0 +1,164 @@
+"""Building each reply's scope (app.gate.scope) from where it goes and who reads it there, as
+Slack says now: the conversation's kind and sharing are read from the database, where the
+events that change them are written as they are recorded (app.db.conversation_facts); what
+Slack said of memberships is asked again once a membership event was recorded after it, by
+any process (app.gate.memberships); who each reader is (a member, a guest, a person of
+another organisation) comes from their Person row, learnt from users.info when unknown."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlmodel import col
+
+from app.db.models import Channel, ConversationChange, Person
+from app.gate.memberships import Memberships
+from app.gate.rules import to_show
+from app.gate.scope import Scope
+from app.gate.standing import Standing, standing_of
+from app.slack.client import SlackClient
+from app.slack.identity import Identity
+
+logger = logging.getLogger(__name__)
+
+# People of a conversation learnt from users.info for one scope at most; those left unknown
+# count as reading less (the reply shows that conversation alone) until they are learnt.
+LOOKUPS = 50
+# Looks the people up and stores what users.info says (app.context.directory's `learn`).
+Learn = Callable[[list[str]], Awaitable[None]]
+
+
+class Reader(Protocol):
+    """Where the reply goes, and whom it answers (app.tools.base.Asker)."""
+
+    @property
+    def channel(self) -> str: ...
+    @property
+    def user_id(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Here:
+    """What the database says of the conversation a reply goes to, now."""
+
+    kind: str  # public, dm, private (a private channel, a group DM, or unknown)
+    shared: bool  # a Slack Connect channel: people of another organisation read it
+    dm_user: str | None  # the person of a DM
+    forgotten: Mapping[str, float]  # the gate's forget times
+    changed: Mapping[str, float]  # person or conversation id -> last membership change
+
+
+class Scopes:
+    def __init__(
+        self,
+        *,
+        engine: AsyncEngine,
+        slack: SlackClient,
+        identity: Identity | None = None,
+        learn: Learn | None = None,
+    ) -> None:
+        self._engine = engine
+        self._identity = identity
+        self._learn = learn
+        self._memberships = Memberships(slack)
+
+    async def for_asker(self, asker: Reader) -> Scope:
+        here = asker.channel
+        found = await self._here(here, [k for k in (asker.user_id, here) if k])
+        kept: dict[str, Any] = {"conversation": here, "forgotten": found.forgotten}
+        alone = Scope(private=frozenset({here}), public=False, **kept)
+        if found.kind == "dm":
+            person = asker.user_id or found.dm_user
+            if not person:
+                return Scope(private=frozenset({here}), **kept)
+            since = found.changed.get(person, 0.0)
+            standing = (await self._standings([person]))[person]
+            if standing is Standing.GUEST:
+                theirs = await self._memberships.channels_of_guest(person, changed_at=since)
+                return Scope(private=(theirs or frozenset()) | {here}, public=False, **kept)
+            if standing.reads_less:
+                return alone
+            private = await self._memberships.private_of(person, changed_at=since)
+            return Scope(private=(private or frozenset()) | {here}, **kept)
+        if found.shared or await self._anyone_reads_less(here, found.changed.get(here, 0.0)):
+            return alone
+        if found.kind == "public":
+            return Scope(private=frozenset(), **kept)
+        return Scope(private=frozenset({here}), **kept)
+
+    async def _anyone_reads_less(self, channel: str, changed_at: float) -> bool:
+        """Whether a guest or a person of another organisation is in the conversation (or
+        Slack cannot say who is)."""
+        members = await self._memberships.members_of(channel, changed_at=changed_at)
+        if members is None:
+            return True
+        me = self._identity.user_id if self._identity is not None else None
+        people = sorted(members - {me} if me else members)
+        return any(s.reads_less for s in (await self._standings(people)).values())
+
+    async def _standings(self, people: list[str]) -> dict[str, Standing]:
+        """Each person's standing, those unknown looked up first (LOOKUPS at most)."""
+        found = await self._standings_stored(people)
+        unknown = [p for p, s in found.items() if s is Standing.UNKNOWN]
+        if unknown and self._learn is not None:
+            await self._learn(unknown[:LOOKUPS])
+            found |= await self._standings_stored(unknown[:LOOKUPS])
+        return found
+
+    async def _standings_stored(self, people: Iterable[str]) -> dict[str, Standing]:
+        wanted = list(people)
+        team = self._identity.team_id if self._identity is not None else None
+        org = self._identity.enterprise_id if self._identity is not None else None
+        async with self._engine.connect() as connection:
+            rows = await connection.execute(
+                select(
+                    col(Person.id),
+                    col(Person.team_id),
+                    col(Person.enterprise_id),
+                    col(Person.is_guest),
+                ).where(col(Person.id).in_(wanted))
+            )
+            by_id = {row.id: row for row in rows.all()}
+        return {p: standing_of(by_id.get(p), team_id=team, enterprise_id=org) for p in wanted}
+
+    async def _here(self, channel: str, keys: list[str]) -> Here:
+        async with self._engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    select(
+                        col(Channel.is_private),
+                        col(Channel.is_im),
+                        col(Channel.is_ext_shared),
+                        col(Channel.name),
+                    ).where(col(Channel.id) == channel)
+                )
+            ).first()
+            forgotten = (await to_show(connection)).forgotten
+            changed = await _changes(connection, keys)
+        if (row is not None and row.is_im) or (row is None and channel.startswith("D")):
+            kind = "dm"
+        elif row is not None and not row.is_private:
+            kind = "public"
+        else:
+            kind = "private"
+        shared = bool(row is not None and row.is_ext_shared)
+        # A DM's Channel row is named after its person (app.context.directory).
+        dm_user = row.name if row is not None and row.is_im and row.name else None
+        return Here(kind, shared, dm_user, forgotten, changed)
+
+
+async def _changes(connection: AsyncConnection, keys: list[str]) -> dict[str, float]:
+    """When Slack last told of a membership change of these people or conversations."""
+    if not keys:
+        return {}
+    rows: Any = await connection.execute(
+        select(col(ConversationChange.key), col(ConversationChange.changed_at)).where(
+            col(ConversationChange.key).in_(keys)
+        )
+    )
+    return {key: float(at) for key, at in rows.all()}
