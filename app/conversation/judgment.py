@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
+from app.conversation.answered import answered_through
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.judgment_answer import InvalidVerdict, Verdict, parse_verdict
-from app.conversation.skips import judgment_skip
+from app.conversation.skips import judged_turn, judgment_skip
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
@@ -71,9 +72,12 @@ class JudgmentService(ConversationJob):
 
     async def _judge(self, channel: str, thread_ts: str, follow_up: bool) -> Judgment | None:
         context = await self._context(channel, thread_ts)
-        reason = judgment_skip(context, max_age=self._max_age)
-        turns = context.target_turns()
-        newest = turns[-1] if turns else None
+        async with self._sessions() as session:
+            connection = await session.connection()
+            answered = await answered_through(connection, channel=channel, thread_ts=thread_ts)
+        reason = judgment_skip(context, max_age=self._max_age, answered_ts=answered)
+        # The newest turn; or a person's that came while tomo wrote, answered by no reply.
+        newest = judged_turn(context, answered_ts=answered)
         if reason is None and newest is not None and await self._judged(channel, thread_ts, newest):
             reason = "already judged"
         if reason is not None or newest is None:
