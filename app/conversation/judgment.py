@@ -19,7 +19,7 @@ from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, system_message, with_images
 from app.llm.prompts import render, render_parts
-from app.metrics import count_judgment
+from app.metrics import JudgmentOutcome, count_judgment
 
 logger = logging.getLogger(__name__)
 
@@ -124,8 +124,8 @@ class JudgmentService(ConversationJob):
                 decision.reply_at = now + delay
         if not await self._store(decision):
             return None
-        outcome = "respond" if decision.should_respond else "no_reply"
-        count_judgment(outcome if decision.valid else "invalid")
+        outcome = JudgmentOutcome.RESPOND if decision.should_respond else JudgmentOutcome.NO_REPLY
+        count_judgment(outcome if decision.valid else JudgmentOutcome.INVALID)
         logger.info(
             "judgment%s should_respond=%s valid=%s confidence=%s delay=%s reason=%s",
             " (follow-up)" * follow_up,
@@ -187,7 +187,7 @@ class JudgmentService(ConversationJob):
         )
         if not await self._store(decision):
             return None
-        count_judgment("limited")
+        count_judgment(JudgmentOutcome.LIMITED)
         logger.info("judgment should_respond=False without the model: %s", reason)
         return decision
 
