@@ -20,6 +20,10 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,60 @@ ENVIRONMENT_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's name, n
 # Seconds: an acknowledgement is milliseconds; a reply, seconds to the reply delay's minutes.
 ACK_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 REPLY_BUCKETS = (1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
-_LABEL = re.compile(r"[a-z0-9_.]{1,48}")
+_LABEL = re.compile(r"[A-Za-z0-9_.]{1,48}")  # Slack method names have capitals
+
+
+class JudgmentOutcome(StrEnum):
+    RESPOND = "respond"
+    NO_REPLY = "no_reply"
+    INVALID = "invalid"  # the model failed or answered nonsense
+    LIMITED = "limited"  # decided without the model: the own-voice limits
+
+
+class Rejection(StrEnum):
+    """Why a request to /slack/events was refused (app.routes.events)."""
+
+    TOO_LARGE = "too_large"
+    SIGNATURE = "signature"
+    NOT_JSON = "not_json"
+    NOT_RECORDED = "not_recorded"
+
+
+class ToolOutcome(StrEnum):
+    """How a tool call ended (app.conversation.tool_loop)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    BAD_ARGUMENTS = "bad_arguments"
+    ERROR = "error"
+    NOT_RUN = "not_run"  # past a round's calls, or after the reply's tool time
+    STOPPED = "stopped"  # cut off by the reply's tool time
+
+
+class SlackErrorKind(StrEnum):
+    RATE_LIMITED = "rate_limited"
+    TOKEN_REFUSED = "token_refused"
+    UNCERTAIN = "uncertain"  # it may have been carried out
+    ERROR = "error"
+
+
+TOKEN_KINDS = ("prompt", "cached", "completion")
+CALL_OUTCOMES = ("ok", "failed")
+UNKNOWN_TOOL = ("unknown", "unknown_tool")  # a name the model made up: one series for all
+
+
+@dataclass(frozen=True)
+class Known:
+    """The label values this instance can count, which its families show at 0 from the first
+    scrape (as Prometheus' instrumentation guide asks): gathered where the process is wired
+    (app.metrics_known), from the parts that own them."""
+
+    event_types: tuple[str, ...] = ()
+    reply_reasons: tuple[str, ...] = ()
+    reply_outcomes: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # the tools replies offer
+    purposes: tuple[str, ...] = ()  # what the model is asked for
+    slack_methods: tuple[str, ...] = ()
 
 
 def label(value: object) -> str:
@@ -84,12 +141,32 @@ class _Metrics:
         )
         self._acknowledged: dict[str, Any] = {}  # children by label: the ack path's lookups
 
+    def zero(self, known: Known) -> None:
+        """Every known series at 0, written now: a value exists once its child is made."""
+        for kind in (*known.event_types, "other"):
+            self._acknowledged[kind] = self.acknowledged.labels(label(kind))
+        _children(self.rejected, Rejection)
+        _children(self.judgments, JudgmentOutcome)
+        _children(self.replies, known.reply_reasons, known.reply_outcomes)
+        _children(self.reply_seconds, known.reply_reasons)
+        _children(self.tool_calls, known.tools, ToolOutcome)
+        self.tool_calls.labels(*UNKNOWN_TOOL)
+        _children(self.tokens, known.purposes, TOKEN_KINDS)
+        _children(self.cost, known.purposes)
+        _children(self.model_calls, known.purposes, CALL_OUTCOMES)
+        _children(self.slack_errors, known.slack_methods, SlackErrorKind)
+
     def ack(self, kind: str, seconds: float) -> None:
         child = self._acknowledged.get(kind)
         if child is None:
             child = self._acknowledged[kind] = self.acknowledged.labels(label(kind))
         child.inc()
         self.ack_seconds.observe(seconds)
+
+
+def _children(family: Any, *values: Iterable[str]) -> None:
+    for combination in product(*values):
+        family.labels(*(label(value) for value in combination))
 
 
 _metrics: _Metrics | None = None
@@ -100,14 +177,19 @@ def create_directory() -> Path:
     return Path(tempfile.mkdtemp(prefix="tomo-metrics-"))
 
 
-def start(directory: Path) -> None:
-    """Count from now on, in `directory` (the web process's and its job worker's alike)."""
+def start(directory: Path, known: Known | None = None) -> None:
+    """Count from now on, in `directory` (the web process's and its job worker's alike).
+    `known`: the web process's, before its job worker exists: its files hold every known
+    series at 0, so the first scrape shows them all, whatever the worker has counted yet (the
+    collector adds up every process's values)."""
     global _metrics
     os.environ[ENVIRONMENT_VARIABLE] = str(directory)
     from prometheus_client import values
 
     values.ValueClass = values.MultiProcessValue()
     _metrics = _Metrics()
+    if known is not None:
+        _metrics.zero(known)
 
 
 def stop(directory: Path | None) -> None:
@@ -142,9 +224,8 @@ def rejected(reason: str) -> None:
         _metrics.rejected.labels(reason).inc()
 
 
-def count_judgment(outcome: str) -> None:
-    """A judgment made: `respond`, `no_reply`, `invalid` (the model failed or answered
-    nonsense), or `limited` (decided without the model: the own-voice limits)."""
+def count_judgment(outcome: JudgmentOutcome) -> None:
+    """A judgment made, by outcome."""
     if _metrics is not None:
         _metrics.judgments.labels(outcome).inc()
 
@@ -182,10 +263,8 @@ def count_model_call(
         return
     purpose = label(purpose)
     _metrics.model_calls.labels(purpose, "ok" if ok else "failed").inc()
-    for kind, tokens in (
-        ("prompt", prompt_tokens),
-        ("cached", cached_tokens),
-        ("completion", completion_tokens),
+    for kind, tokens in zip(
+        TOKEN_KINDS, (prompt_tokens, cached_tokens, completion_tokens), strict=True
     ):
         if tokens:
             _metrics.tokens.labels(purpose, kind).inc(tokens)
@@ -193,8 +272,7 @@ def count_model_call(
         _metrics.cost.labels(purpose).inc(cost_usd)
 
 
-def count_slack_error(method: str, kind: str) -> None:
-    """A Slack Web API call failed: `rate_limited`, `token_refused`, `uncertain` (it may have
-    been carried out) or `error`."""
+def count_slack_error(method: str, kind: SlackErrorKind) -> None:
+    """A Slack Web API call failed."""
     if _metrics is not None:
         _metrics.slack_errors.labels(label(method), kind).inc()

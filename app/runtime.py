@@ -36,6 +36,7 @@ from app.jobs.runner import InlineJobs, JobRunner
 from app.jobs.supervisor import WorkerJobs
 from app.jobs.timers import Timers
 from app.llm.model_keys import CHECKING, check_model_key
+from app.metrics_known import known_labels
 from app.retention.erase import Eraser
 from app.retention.guard import unless_workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
@@ -285,7 +286,8 @@ async def running(settings: Settings) -> AsyncIterator[Runtime]:
     loading = asyncio.create_task(load_slack_sdk(), name="slack-sdk-import")
     counted = metrics.create_directory() if settings.metrics_token else None
     if counted is not None:
-        metrics.start(counted)  # before anything is counted, in this process or the worker
+        # Before anything is counted, in this process or the worker; every known series at 0.
+        metrics.start(counted, known_labels(settings))
     try:
         engine = await open_database(settings.DATABASE_URL)
     except DatabaseUnreachable:

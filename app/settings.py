@@ -348,6 +348,16 @@ class Settings(DatabaseSettings):
         return self.LLM_MEMORY_MODEL or self.LLM_MODEL
 
     @property
+    def purpose_models(self) -> dict[str, str]:
+        """The model of each purpose tomo asks a model for."""
+        return {
+            "reply": self.LLM_MODEL,
+            "judgment": self.judgment_model,
+            "memory": self.memory_model,
+            "digest": self.LLM_MODEL,
+        }
+
+    @property
     def persona_prompt(self) -> str:
         return self.PERSONA_PROMPT or DEFAULT_PERSONA_PROMPT.format(name=self.PERSONA_NAME)
 

@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from app.context.builder import ContextBuilder, Persona
-from app.conversation.reply import reply_messages
+from app.conversation.reply_prompt import Turns, reply_messages
 from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
 from app.llm import LLM, litellm_module, system_message
@@ -250,7 +250,7 @@ async def replay(path: Path, seed: int, *, model_url: str, instructions: str | N
                 session, channel_id=CHANNEL, thread_ts=thread, me=me, now=now
             )
         trigger = context.target_turns()[-1]
-        messages = reply_messages(context, trigger_ts=trigger.ts, limit=20, threaded=bool(thread))
+        messages = reply_messages(context, Turns(trigger.ts, 20, threaded=bool(thread)))
         await day.add("reply", thread or CHANNEL, messages)
         if tools:
             await day.add(

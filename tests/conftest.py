@@ -84,7 +84,7 @@ def purpose_of(request: dict[str, Any]) -> str:
 
 def turns_of(request: dict[str, Any]) -> list[dict[str, Any]]:
     """A reply request's chat turns: between its system message and the current time, which
-    comes last (app.conversation.reply.reply_messages)."""
+    comes last (app.conversation.reply_prompt.reply_messages)."""
     messages = request["messages"]
     assert messages[0]["role"] == "system" and messages[-1]["role"] == "system"
     assert str(messages[-1]["content"]).startswith("Current time:")

@@ -26,7 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.conversation import claims
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.posting import Poster
-from app.conversation.reply import APOLOGY, reply_messages, usable
+from app.conversation.reply import APOLOGY, usable
+from app.conversation.reply_prompt import Turns, reply_messages
 from app.conversation.tool_loop import ToolLoop
 from app.db import approvals
 from app.db.approvals import DECLINED, State
@@ -184,9 +185,11 @@ class ApprovalJob(ConversationJob):
         context = await self._context(approval.channel, approval.thread_ts)
         messages = reply_messages(
             context,
-            trigger_ts=approval.trigger_ts,
-            limit=self._limit,
-            threaded=bool(approval.thread_ts),
+            Turns(
+                trigger_ts=approval.trigger_ts,
+                limit=self._limit,
+                threaded=bool(approval.thread_ts),
+            ),
         )
         call = ToolCall(
             id=approval.call_id,

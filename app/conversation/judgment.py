@@ -10,15 +10,16 @@ from typing import Any, Protocol
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
+from app.conversation.answered import answered_through
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.judgment_answer import InvalidVerdict, Verdict, parse_verdict
-from app.conversation.skips import judgment_skip
+from app.conversation.skips import judged_turn, judgment_skip
 from app.db.models import Judgment
 from app.domain import ChatMessage, Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError, system_message, with_images
 from app.llm.prompts import render, render_parts
-from app.metrics import count_judgment
+from app.metrics import JudgmentOutcome, count_judgment
 
 logger = logging.getLogger(__name__)
 
@@ -71,9 +72,12 @@ class JudgmentService(ConversationJob):
 
     async def _judge(self, channel: str, thread_ts: str, follow_up: bool) -> Judgment | None:
         context = await self._context(channel, thread_ts)
-        reason = judgment_skip(context, max_age=self._max_age)
-        turns = context.target_turns()
-        newest = turns[-1] if turns else None
+        async with self._sessions() as session:
+            connection = await session.connection()
+            answered = await answered_through(connection, channel=channel, thread_ts=thread_ts)
+        reason = judgment_skip(context, max_age=self._max_age, answered_ts=answered)
+        # The newest turn; or a person's that came while tomo wrote, answered by no reply.
+        newest = judged_turn(context, answered_ts=answered)
         if reason is None and newest is not None and await self._judged(channel, thread_ts, newest):
             reason = "already judged"
         if reason is not None or newest is None:
@@ -120,8 +124,8 @@ class JudgmentService(ConversationJob):
                 decision.reply_at = now + delay
         if not await self._store(decision):
             return None
-        outcome = "respond" if decision.should_respond else "no_reply"
-        count_judgment(outcome if decision.valid else "invalid")
+        outcome = JudgmentOutcome.RESPOND if decision.should_respond else JudgmentOutcome.NO_REPLY
+        count_judgment(outcome if decision.valid else JudgmentOutcome.INVALID)
         logger.info(
             "judgment%s should_respond=%s valid=%s confidence=%s delay=%s reason=%s",
             " (follow-up)" * follow_up,
@@ -183,7 +187,7 @@ class JudgmentService(ConversationJob):
         )
         if not await self._store(decision):
             return None
-        count_judgment("limited")
+        count_judgment(JudgmentOutcome.LIMITED)
         logger.info("judgment should_respond=False without the model: %s", reason)
         return decision
 

@@ -10,6 +10,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.conversation import claims
+from app.conversation.claims import NOT_SPOKEN
 from app.conversation.timer_policy import TimerPolicy
 from app.db.models import Judgment, Message, Reply
 from app.db.poison import without_poison
@@ -49,8 +50,9 @@ async def restore_timers(
     interrupted = await claims.interrupt_unfinished(session, keep=replying or set())
     if interrupted:
         logger.warning("%d reply(ies) were cut short by the last stop", interrupted)
-    # A conversation's newest message is its newest turn: a note (a join, a topic) or a
-    # message with nothing to read never hides the message still owed a judgment or a reply.
+    # A conversation's newest message is its newest turn: a note (a join, a topic), a
+    # message with nothing to read, or a post of tomo's or another bot's (stored, routed
+    # nowhere) never hides the message still owed a judgment or a reply.
     rows = await session.exec(
         select(Message)
         .where(Message.created_at >= since, Message.deleted == False)  # noqa: E712
@@ -59,17 +61,24 @@ async def restore_timers(
     )
     newest: dict[tuple[str, str], Message] = {}
     for row in without_poison(rows.all(), now=now):
-        newest[(row.channel, row.conversation_ts)] = row
+        if row.route != RouteKind.RECORD.value:
+            newest[(row.channel, row.conversation_ts)] = row
     judged = {
         (j.channel, j.thread_ts, j.latest_ts): j
         for j in (await session.exec(select(Judgment).where(Judgment.decided_at >= since))).all()
     }
     replies = (await session.exec(select(Reply).where(Reply.created_at >= since))).all()
-    # A reply cut short before it was posted is owed still (its claim can be taken over);
-    # once posted, tomo's own message is the conversation's newest and nothing is owed.
+    # A reply cut short before it was posted is owed still (its claim can be taken over).
     answered = {
         (r.channel, r.thread_ts, r.trigger_ts) for r in replies if r.status not in claims.UNFINISHED
     }
+    # A message is answered once a reply's prompt held it (app.conversation.answered): one
+    # that came while tomo wrote is owed still, though tomo's post came after it.
+    held: dict[tuple[str, str], float] = {}
+    for r in replies:
+        if r.status not in claims.UNFINISHED and (r.status not in NOT_SPOKEN or r.posted_ts):
+            where = (r.channel, r.thread_ts)
+            held[where] = max(held.get(where, 0.0), float(r.trigger_ts))
     restored = 0
     # One that had begun posting (or could not tell whether Slack has a post) is finished by
     # the conversation's next reply job, which looks its posts up in Slack first.
@@ -86,7 +95,7 @@ async def restore_timers(
             restored += 1
     for (channel, thread_ts), message in newest.items():
         key = (channel, thread_ts, message.ts)
-        if key in answered:
+        if key in answered or float(message.ts) <= held.get((channel, thread_ts), 0.0):
             continue
         if message.route == RouteKind.REPLY.value:
             reason = reply_reason(message)

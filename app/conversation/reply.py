@@ -12,93 +12,26 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.assistant.titles import title_thread
-from app.context.builder import window
 from app.conversation import claims
+from app.conversation.answered import answered_through
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.posting import Poster
+from app.conversation.reply_prompt import Turns, reply_messages, turn_messages
 from app.conversation.skips import newest_human, reply_skip
 from app.conversation.streaming import StreamedReplies
 from app.conversation.thread_history import ThreadHistory
 from app.conversation.tool_loop import ToolLoop
 from app.conversation.tool_progress import asker_for, thread_status
 from app.db.recorder import Recorder
-from app.domain import ChatMessage, Context, ReplyReason
+from app.domain import Context, ReplyReason
 from app.jobs.kinds import JobKind
-from app.llm import LLMError, with_images
-from app.llm.prompts import render, render_parts
+from app.llm import LLMError
 from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)
 
 APOLOGY = "ごめんなさい、今はうまく答えられません。少ししてからもう一度話しかけてください。\n(Sorry, I can't answer right now. Please try again in a moment.)"  # noqa: E501
-
-
-def turn_messages(
-    messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
-) -> list[ChatMessage]:
-    """The messages a reply shows as turns, oldest first, ending with the message answered: a
-    thread's parent, then the `limit` most recent messages before the trigger, then the trigger
-    (at a top level or in a DM, the most recent of at most `limit`, from a block boundary)."""
-    before = [m for m in messages if float(m.ts) < float(trigger_ts)]
-    answered = [m for m in messages if m.ts == trigger_ts]
-    parent: list[ChatMessage] = []
-    if threaded and before and not before[0].thread_ts:
-        parent, before = before[:1], before[1:]
-    if threaded:
-        return parent + before[-limit:] + answered
-    # A channel's top level or a DM: its start moves on by whole blocks (a cacheable prefix).
-    return before[len(before) - window(len(before), limit, blocks=2) :] + answered
-
-
-def conversation_turns(
-    messages: tuple[ChatMessage, ...], *, trigger_ts: str, limit: int, threaded: bool
-) -> list[dict[str, Any]]:
-    """The conversation as chat turns (turn_messages): tomo's own messages are the
-    assistant's, everyone else's start with <@USER_ID>."""
-    chosen = turn_messages(messages, trigger_ts=trigger_ts, limit=limit, threaded=threaded)
-    turns: list[dict[str, Any]] = []
-    for message in chosen:
-        if message.from_self:
-            turns.append({"role": "assistant", "content": message.text})
-            continue
-        said = message.said()
-        if message.images:  # the message's images, for a model that sees them
-            turns.append({"role": "user", "content": with_images(said, message.images)})
-        else:
-            turns.append({"role": "user", "content": said})
-    return turns
-
-
-def reply_messages(
-    context: Context, *, trigger_ts: str, limit: int, threaded: bool
-) -> list[dict[str, Any]]:
-    """The reply's prompt: the system message (what stays the same from one reply to the
-    next), the conversation as turns, and last the current time, so that consecutive replies
-    share everything but their newest turns and the time (a prefix providers can cache)."""
-    system, now = render_parts("reply.j2", context=context)
-    turns = conversation_turns(
-        context.target_turns(), trigger_ts=trigger_ts, limit=limit, threaded=threaded
-    )
-    return [
-        {"role": "system", "content": system},
-        *lead_in_images(context),
-        *turns,
-        {"role": "system", "content": now},
-    ]
-
-
-def lead_in_images(context: Context) -> list[dict[str, Any]]:
-    """A user message with the images of the messages just before the conversation (a
-    mention asking about the screenshot posted before it), oldest first; none when they
-    carry no images the model sees (app.files.reader chose them)."""
-    shown = [m for m in context.lead_in() if m.images]
-    if not shown:
-        return []
-    parts = [{"type": "text", "text": render("lead_in.j2", channel_name=context.channel_name)}]
-    for message in shown:
-        parts += with_images(message.said(), message.images)
-    return [{"role": "user", "content": parts}]
 
 
 # Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
@@ -171,7 +104,9 @@ class ReplyService(ConversationJob):
             # (A top-level mention's own new thread has nothing in Slack to fetch yet.)
             await self._history.refresh(channel=channel, thread_ts=thread_ts)
         context = await self._context(channel, thread_ts)
-        skip = reply_skip(context, latest_ts=latest_ts, reason=reason)
+        async with self._engine.connect() as connection:
+            answered = await answered_through(connection, channel=channel, thread_ts=thread_ts)
+        skip = reply_skip(context, latest_ts=latest_ts, reason=reason, answered_ts=answered)
         trigger = newest_human(context)
         if skip is not None or trigger is None:
             logger.info("reply skipped: %s", skip)
@@ -271,18 +206,28 @@ class ReplyService(ConversationJob):
         return await self._deliver(replace(claim, error=failure), chunks, look_first=False)
 
     async def _prompt(self, claim: claims.Claim, context: Context) -> list[dict[str, Any]]:
-        # The images of the turns, the newest first, then its lead-in's (Context.lead_in).
-        turns = turn_messages(
-            context.target_turns(),
-            trigger_ts=claim.trigger_ts,
-            limit=self._limit,
-            threaded=bool(claim.thread_ts),
+        """The prompt of the claim's reply: the conversation up to its message, with what
+        tomo said meanwhile for an earlier message (never this reply's own messages)."""
+        async with self._engine.connect() as connection:
+            answered = await answered_through(
+                connection,
+                channel=claim.channel,
+                thread_ts=claim.thread_ts,
+                before=claim.trigger_ts,
+            )
+        mine = frozenset(str(m["ts"]) for m in claim.stream or () if m.get("ts"))
+        shown = Turns(
+            claim.trigger_ts,
+            self._limit,
+            bool(claim.thread_ts),
+            answered_ts=answered,
+            mine=mine,
         )
+        # The images of the turns, the newest first, then its lead-in's (Context.lead_in).
+        turns = turn_messages(context.target_turns(), shown)
         pictured = (*reversed(turns), *reversed(context.lead_in()))
         context = await self._with_files(context, purpose="reply", pictured=pictured)
-        return reply_messages(
-            context, trigger_ts=claim.trigger_ts, limit=self._limit, threaded=bool(claim.thread_ts)
-        )
+        return reply_messages(context, shown)
 
     async def _deliver(
         self, claim: claims.Claim, chunks: list[str], *, look_first: bool

@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable
 from dataclasses import replace
 
-from app.metrics import count_tool_call
+from app.metrics import ToolOutcome, count_tool_call
 from app.tools.base import Asker, ToolResult, failed
 
 MAX_CALLS = 8  # tool calls run in one round
@@ -33,14 +33,14 @@ class ToolRun:
         run after (`tool`: its metrics label)."""
         if self.out_of_time:
             _close(call)
-            count_tool_call(tool, "not_run")
+            count_tool_call(tool, ToolOutcome.NOT_RUN)
             return failed(f"not run: {self._spent()}")
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.left):
                 return await call
         except TimeoutError:
-            count_tool_call(tool, "stopped")
+            count_tool_call(tool, ToolOutcome.STOPPED)
             return failed(f"stopped: {self._spent()}")
         finally:
             self.left -= time.monotonic() - started
@@ -54,7 +54,7 @@ class ToolRun:
 
 def not_run(max_calls: int, *, tool: str) -> ToolResult:
     """The result of a call past the round's `max_calls`."""
-    count_tool_call(tool, "not_run")
+    count_tool_call(tool, ToolOutcome.NOT_RUN)
     return failed(
         f"not run: at most {max_calls} tool calls run in one round; ask for what you still "
         "need in the next round"

@@ -103,11 +103,7 @@ class LLM:
         self._settings = settings
         self._sessions = sessions
         provide_environment(settings)
-        self.models = {
-            "reply": settings.LLM_MODEL,
-            "judgment": settings.judgment_model,
-            "memory": settings.memory_model,
-        }
+        self.models = settings.purpose_models
         self._vision: dict[str, bool] = {}  # model: whether it sees images
         self._functions: dict[str, bool] = {}  # model: whether it calls functions (tools)
         # Offline replay: LiteLLM's own mock responses (one text, or one chosen per call).

@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.metrics import count_slack_error
+from app.metrics import SlackErrorKind, count_slack_error
 from app.slack.errors import SlackError, error_from_exception, unreadable
 
 if TYPE_CHECKING:
@@ -96,11 +96,11 @@ class BotIdentity:
 def _counted(error: SlackError) -> SlackError:
     """The failed call counted by method (app.metrics), and the error as it was."""
     if error.rate_limited:
-        kind = "rate_limited"
+        kind = SlackErrorKind.RATE_LIMITED
     elif error.token_refused:
-        kind = "token_refused"
+        kind = SlackErrorKind.TOKEN_REFUSED
     else:
-        kind = "uncertain" if error.uncertain else "error"
+        kind = SlackErrorKind.UNCERTAIN if error.uncertain else SlackErrorKind.ERROR
     count_slack_error(error.method, kind)
     return error
 

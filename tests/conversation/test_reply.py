@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from app.conversation.locks import ConversationLocks
-from app.conversation.reply import APOLOGY, conversation_turns
+from app.conversation.reply import APOLOGY
+from app.conversation.reply_prompt import Turns, conversation_turns
 from app.domain import ChatMessage, ReplyReason
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, turns_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -336,7 +337,7 @@ def test_a_long_top_level_conversation_keeps_its_first_turn_for_a_while() -> Non
     firsts, sizes = [], []
     for count in range(21, 41):  # the trigger and the count - 1 messages before it
         messages = tuple(message(n) for n in range(count))
-        turns = conversation_turns(messages, trigger_ts=messages[-1].ts, limit=20, threaded=False)
+        turns = conversation_turns(messages, Turns(messages[-1].ts, 20, threaded=False))
         firsts.append(turns[0]["content"])
         sizes.append(len(turns) - 1)
     assert all(11 <= size <= 20 for size in sizes)

@@ -10,11 +10,24 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.domain import ReplyReason
+from app.metrics import (
+    ACK_BUCKETS,
+    REPLY_BUCKETS,
+    JudgmentOutcome,
+    Rejection,
+    SlackErrorKind,
+    ToolOutcome,
+)
+from app.metrics_known import EVENT_TYPES
+from app.tools.registry import chosen
 from tests.conftest import StartTomo, Tomo, wait_for
 from tests.fakes import FakeModel, FakeSlack
-from tests.processes import Server, server
+from tests.processes import PROJECT_ROOT, Server, server
 from tests.signing import sign
 
 __all__ = ["server"]  # the fixture
@@ -140,3 +153,95 @@ async def test_two_instances_expose_their_own(
 
 def _sqlite(tmp_path: Path, name: str) -> str:
     return f"sqlite:///{tmp_path / f'{name}.db'}"
+
+
+FAMILIES = {
+    "tomo_events_acknowledged": "counter",
+    "tomo_events_rejected": "counter",
+    "tomo_judgments": "counter",
+    "tomo_replies": "counter",
+    "tomo_tool_calls": "counter",
+    "tomo_model_tokens": "counter",
+    "tomo_model_cost_usd": "counter",
+    "tomo_model_calls": "counter",
+    "tomo_slack_api_errors": "counter",
+    "tomo_ack_seconds": "histogram",
+    "tomo_reply_latency_seconds": "histogram",
+    "tomo_pending_timers": "gauge",
+}
+
+
+def present(found: Samples, name: str, **labels: str) -> float:
+    """The sample's value; the sample must be there (a missing series is no 0)."""
+    key = (name, frozenset(labels.items()))
+    assert key in found, f"no series {name}{labels}"
+    return found[key]
+
+
+def buckets(found: Samples, name: str, bounds: tuple[float, ...], **labels: str) -> list[float]:
+    """A histogram's buckets (+Inf last), count and sum, each of which must be there."""
+    les = [*(str(float(bound)) for bound in bounds), "+Inf"]
+    values = [present(found, f"{name}_bucket", le=le, **labels) for le in les]
+    return [
+        *values,
+        present(found, f"{name}_count", **labels),
+        present(found, f"{name}_sum", **labels),
+    ]
+
+
+@pytest.mark.parametrize("worker", ["process", "inline"])
+async def test_every_family_and_its_known_labels_are_there_from_the_first_scrape(
+    start_tomo: StartTomo, worker: str
+) -> None:
+    """Right after a start, one event acknowledged: one scrape shows every family, each known
+    label value at 0 (Prometheus' instrumentation guide: a series that appears only once
+    something happened breaks rates and alerts). With the job worker process the zeros are
+    the web process's: the worker may not have counted anything yet."""
+    settings = {"METRICS_TOKEN": TOKEN, "JOB_WORKER": worker, "MIN_WAIT_SECONDS": 3600}
+    async with start_tomo(**settings) as tomo:
+        await tomo.message("good morning", channel="C2")  # judged in an hour: nothing runs
+        response = await tomo.client.get("/metrics", headers=BEARER)
+        tools = chosen(tomo.settings)
+    assert response.status_code == 200, response.text
+    families: dict[str, Metric] = {f.name: f for f in text_string_to_metric_families(response.text)}
+    assert {name: families[name].type for name in FAMILIES if name in families} == FAMILIES
+    found = samples(response.text)
+    assert present(found, "tomo_events_acknowledged_total", type="message") == 1
+    for kind in ("app_mention", "member_joined_channel", "app_uninstalled", "other"):
+        assert present(found, "tomo_events_acknowledged_total", type=kind) == 0
+    assert buckets(found, "tomo_ack_seconds", ACK_BUCKETS)[-2] == 1  # the one event
+    for reason in Rejection:
+        assert present(found, "tomo_events_rejected_total", reason=reason) == 0
+    for outcome in JudgmentOutcome:
+        assert present(found, "tomo_judgments_total", outcome=outcome) == 0
+    for why in ReplyReason:
+        for outcome in ("posted", "failed", "interrupted", "uncertain"):
+            assert present(found, "tomo_replies_total", reason=why, outcome=outcome) == 0
+        assert buckets(found, "tomo_reply_latency_seconds", REPLY_BUCKETS, reason=why) == [0] * (
+            len(REPLY_BUCKETS) + 3
+        )
+    assert tools and "search_messages" in tools  # the tools the default settings offer
+    for tool in tools:
+        for outcome in ToolOutcome:
+            assert present(found, "tomo_tool_calls_total", tool=tool, outcome=outcome) == 0
+    assert present(found, "tomo_tool_calls_total", tool="unknown", outcome="unknown_tool") == 0
+    for purpose in ("reply", "judgment", "memory"):
+        for kind in ("prompt", "cached", "completion"):
+            assert present(found, "tomo_model_tokens_total", purpose=purpose, kind=str(kind)) == 0
+        assert present(found, "tomo_model_cost_usd_total", purpose=purpose) == 0
+        for outcome in ("ok", "failed"):
+            assert present(found, "tomo_model_calls_total", purpose=purpose, outcome=outcome) == 0
+    for method in ("chat.postMessage", "chat.startStream", "conversations.replies", "users.info"):
+        for kind in SlackErrorKind:
+            assert present(found, "tomo_slack_api_errors_total", method=method, kind=str(kind)) == 0
+    assert present(found, "tomo_pending_timers", kind="judgment") == 1
+
+
+def test_the_known_event_types_are_the_manifests() -> None:
+    """Every event slack-manifest.yml subscribes tomo to is a known label value (message.*
+    are all `message`), and nothing else but Slack's URL check."""
+    manifest = yaml.safe_load((PROJECT_ROOT / "slack-manifest.yml").read_text())
+    subscribed = {
+        e.split(".")[0] for e in manifest["settings"]["event_subscriptions"]["bot_events"]
+    }
+    assert set(EVENT_TYPES) == subscribed | {"url_verification"}
