@@ -33,9 +33,13 @@ def _token(match: re.Match[str]) -> str:
 
 
 def without_links(text: str) -> str:
-    text = _MARKDOWN_LINK.sub(_label, text)
-    text = _SLACK_TOKEN.sub(_token, text)
-    return _BARE_URL.sub("", text)
+    """Until nothing changes: taking one link out can join what was around it into another
+    (`<<@U1>>` is `<@U1>` once the inner one is text)."""
+    while True:
+        reduced = _BARE_URL.sub("", _SLACK_TOKEN.sub(_token, _MARKDOWN_LINK.sub(_label, text)))
+        if reduced == text:
+            return text
+        text = reduced
 
 
 def escape_url(url: str) -> str:

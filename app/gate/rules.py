@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, and_, func, not_, select
+from sqlalchemy import ColumnElement, and_, not_, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col
@@ -133,4 +133,5 @@ def after_forget(channel: Any, created_at: Any) -> ColumnElement[bool]:
         .where(col(ChannelControl.channel) == channel)
         .scalar_subquery()
     )
-    return created_at >= func.coalesce(forgotten_at, 0.0)
+    # Not coalesce(forgotten_at, 0): a time before 1970 (a poison row's) is no forget's.
+    return or_(forgotten_at.is_(None), created_at >= forgotten_at)

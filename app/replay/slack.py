@@ -135,6 +135,16 @@ class ReplaySlack(SlackClient):
         """A replayed conversation has no private channels beside itself."""
         return []
 
+    async def guest_conversations_of(self, user_id: str) -> list[dict[str, Any]]:
+        """A replay's people are members, not guests: no conversation beside the replayed one."""
+        return []
+
+    async def conversation_members(self, channel: str) -> list[str]:
+        """Everyone the replay names is in its conversation, with tomo."""
+        if channel not in self._channels:
+            raise SlackError("conversations.members", "channel_not_found")
+        return [*self._people, BOT_USER_ID]
+
     def _conversation(self, channel_id: str) -> dict[str, Any]:
         name, kind = self._channels[channel_id]
         return {

@@ -22,10 +22,12 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
+
 
 MAX_URL = 2000
 MAX_CUTS = 8  # places one reading may end at, where scripts change
@@ -54,6 +56,8 @@ def slack_decoded(text: str) -> str:
 def url_key(url: str) -> str | None:
     """What two URLs must share to be the same (module doc); None for no http(s) URL."""
     try:
+        import httpx  # the job worker's (fetch_url's); the web process never reads a URL
+
         parsed = httpx.URL(slack_decoded(url.strip()))
     except (httpx.InvalidURL, TypeError, ValueError):
         return None
@@ -131,6 +135,8 @@ def _keys(piece: str, schemed: bool) -> tuple[str, ...]:
     if not schemed and not _host_like(piece):
         return ()
     try:
+        import httpx
+
         url = httpx.URL(piece if schemed else f"http://{piece}")
     except (httpx.InvalidURL, TypeError, ValueError):
         return ()

@@ -9,7 +9,6 @@ import re
 import time
 from typing import Any
 
-from app.db.messages import store_messages
 from app.digest.writer import PROMPT_TOKENS, estimate_tokens
 from app.slack.events import IncomingMessage, history_message
 from tests.conftest import StartTomo, Tomo
@@ -42,8 +41,7 @@ async def busy_day(tomo: Tomo) -> list[tuple[str, str]]:
             assert isinstance(message, IncomingMessage)
             messages.append(message)
             said.append((ts, parent if n else ""))
-    async with tomo.runtime.engine.begin() as connection:
-        await store_messages(connection, messages)
+    await tomo.runtime.recorder.store(messages)
     return said
 
 

@@ -64,6 +64,8 @@ async def test_the_call_waits_for_the_card_and_approve_makes_it_once_then_the_re
         (waiting,) = tool_results(model.requests[1])
         assert waiting.startswith("The call was not made") and "<@U1>" in waiting
         assert [p["text"] for p in slack.posts()][-2:] == [card["text"], ASKED]
+        # Set by the web process once the reply's job has returned: a moment after its posts.
+        await wait_for(lambda: tomo.timers("approval"), what="the approval's timer")
         (timer,) = await tomo.timers("approval")
         assert timer.seconds_left is not None and 590 < timer.seconds_left <= 600
         shown = json.dumps(card["blocks"], ensure_ascii=False)
