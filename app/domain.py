@@ -37,7 +37,7 @@ class ReplyReason(StrEnum):
     def limited(self) -> bool:
         """The own-voice limits apply: all of them to a judgment's reply, the channel's mode
         alone to an auto-reply. Mentions, DMs and follow-ups are never limited (a follow-up's
-        judgment checks the channel's mode itself: app.conversation.own_voice)."""
+        judgment checks the channel's mode itself: app.conversation.voice.own_voice)."""
         return self in (ReplyReason.JUDGMENT, ReplyReason.AUTO_REPLY)
 
     @property
@@ -52,7 +52,8 @@ class Route:
     conversation_ts: str  # the thread whose jobs this message drives; "" = top level
     reason: ReplyReason | None = None  # for replies
     # For a judgment: people's messages in the channel within PACE_WINDOW_SECONDS before this
-    # one, when the channel is lively enough to shorten the wait (app.conversation.pace); else 0.
+    # one, when the channel is lively enough to shorten the wait (app.conversation.timing.pace);
+    # else 0.
     pace: int = 0
 
 

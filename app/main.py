@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from starlette.types import Message, Receive, Scope, Send
 
 from app.db.reachable import DatabaseUnreachable
-from app.logs import setup_logging
+from app.observability.logs import setup_logging
 from app.routes import (
     admin,
     admin_api,
@@ -27,8 +27,8 @@ from app.routes import (
     metrics,
     ready,
 )
-from app.runtime import running
 from app.settings import Settings, load_settings
+from app.wiring.runtime import running
 
 
 class Tomo(FastAPI):

@@ -44,7 +44,8 @@ def procfile_flags() -> tuple[str, ...]:
     return ()
 
 
-# tomo keeps uvicorn's access log quiet itself (app/logs.py); the flag gives Bolt the same
+# tomo keeps uvicorn's access log quiet itself (app/observability/logs.py); the flag gives Bolt the
+# same
 # saving, so neither server pays for an access line.
 UVICORN_FLAGS = (*procfile_flags(), "--no-access-log")
 

@@ -131,7 +131,7 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
         channel_messages_limit=50,
         thread_memory_days=7,
         active_channel_days=7,
-        reader=sqlite_reader(engine),  # as app.runtime builds it
+        reader=sqlite_reader(engine),  # as app.wiring.runtime builds it
     )
     statements = 0
 

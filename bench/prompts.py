@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from app.context.builder import ContextBuilder, Persona
-from app.conversation.reply_prompt import Turns, reply_messages
+from app.conversation.reply.prompt import Turns, reply_messages
 from app.db.engine import create_engine, session_factory
 from app.db.migrate import upgrade_to_head
 from app.llm import LLM, litellm_module, system_message

@@ -26,8 +26,8 @@ from sqlalchemy import create_engine, make_url, text
 from app.jobs.backend import Timer
 from app.jobs.timers import Timers
 from app.main import create_app
-from app.runtime import Runtime
 from app.settings import Settings
+from app.wiring.runtime import Runtime
 from tests.environment import scrub_environment
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WAIT_SECONDS
@@ -84,7 +84,7 @@ def purpose_of(request: dict[str, Any]) -> str:
 
 def turns_of(request: dict[str, Any]) -> list[dict[str, Any]]:
     """A reply request's chat turns: between its system message and the current time, which
-    comes last (app.conversation.reply_prompt.reply_messages)."""
+    comes last (app.conversation.reply.prompt.reply_messages)."""
     messages = request["messages"]
     assert messages[0]["role"] == "system" and messages[-1]["role"] == "system"
     assert str(messages[-1]["content"]).startswith("Current time:")
@@ -369,7 +369,7 @@ def tomo_settings(
         # Jobs on the test's own event loop, where a test can reach into them; the worker
         # process (the default) has tests of its own in tests/jobs/test_worker.py.
         "JOB_WORKER": "inline",
-        # Replies posted whole, as most tests expect; tests/conversation/test_streaming.py
+        # Replies posted whole, as most tests expect; tests/conversation/reply/test_streaming.py
         # streams them.
         "STREAM_REPLIES": "false",
     }

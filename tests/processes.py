@@ -195,7 +195,8 @@ async def server(
             "JITTER_RATIO": "0",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "LOG_LEVEL": "INFO",
-            "STREAM_REPLIES": "false",  # streamed replies: tests/conversation/test_streaming.py
+            # streamed replies: tests/conversation/reply/test_streaming.py
+            "STREAM_REPLIES": "false",
         }
         made.append(Server(env | overrides, tmp_path / f"server{len(made) or ''}.log"))
         return made[-1]

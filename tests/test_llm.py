@@ -184,7 +184,8 @@ print(" ".join(sorted(set(sys.modules) - before)))
 
 
 async def test_the_first_call_after_loading_imports_no_client_code(model: FakeModel) -> None:
-    """What a job worker loads before /readyz says 200 (app.core.load_job_libraries) is what the
+    """What a job worker loads before /readyz says 200 (app.wiring.core.load_job_libraries) is what
+    the
     first reply's call needs: the OpenAI client's API resources were imported by the first call
     (seconds of the first reply after a start, on a busy machine)."""
     model.enqueue("hi")

@@ -1,4 +1,5 @@
-"""How log lines reach stderr (app.logs): on the event loop, the INFO lines of one turn are
+"""How log lines reach stderr (app.observability.logs): on the event loop, the INFO lines of one
+turn are
 written together once the loop has run what was ready; a WARNING or worse, and a line logged
 outside the loop, at once, after the lines gathered before it. No line is lost or reordered."""
 
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from app.logs import setup_logging
+from app.observability.logs import setup_logging
 
 
 class Writes(io.StringIO):

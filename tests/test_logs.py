@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from app.logs import JsonFormatter, TextFormatter, log_context
+from app.observability.logs import JsonFormatter, TextFormatter, log_context
 from tests.conftest import ADMIN_TOKEN, SIGNING_SECRET, judgment_json, next_ts, purpose_of
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WAIT_SECONDS, WORKER_WAIT_SECONDS
@@ -138,9 +138,10 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
         ("uvicorn.error", f"Started server process [{process.pid}]"),
         ("uvicorn.error", "Waiting for application startup."),
     ]
-    # The job worker (`python -m app.worker`) logs under its module's name.
+    # The job worker (`python -m app.wiring.worker`) logs under its module's name.
     assert any(
-        r["logger"] == "app.worker" and r["message"].startswith("job worker ready") for r in records
+        r["logger"] == "app.wiring.worker" and r["message"].startswith("job worker ready")
+        for r in records
     )
     assert not [r for r in records if r["logger"] == "__main__"]
 
@@ -177,7 +178,7 @@ def test_log_context_nests_a_job_starts_afresh_and_both_formats_show_it() -> Non
     logger = logging.getLogger("tests.logs.context")
     logger.propagate = False
     logger.setLevel(logging.INFO)
-    from app.logs import _ContextFilter
+    from app.observability.logs import _ContextFilter
 
     for handler in (json_handler, text_handler):
         handler.addFilter(_ContextFilter())

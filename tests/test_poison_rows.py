@@ -12,7 +12,7 @@ from sqlalchemy import insert
 
 from app.db.models import Judgment, Message
 from tests.conftest import ADMIN_TOKEN, StartTomo, Tomo, judgment_json, next_ts, wait_for
-from tests.conversation.test_reply import answer_by_purpose
+from tests.conversation.reply.test_reply import answer_by_purpose
 from tests.fakes import FakeModel
 
 POISON = {

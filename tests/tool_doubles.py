@@ -1,4 +1,4 @@
-"""Tools for the loop's own tests (tests/conversation/test_tool_loop.py, tests/
+"""Tools for the loop's own tests (tests/conversation/reply/test_tool_loop.py, tests/
 test_restart_tools.py): the real tools are tested on their own; these only show what the loop
 does with a tool that answers, one that raises, and what each was asked. They take the names
 of real tools (TOOLS accepts only those) and are put in the registry by the tests."""

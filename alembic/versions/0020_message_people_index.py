@@ -5,7 +5,7 @@ Revises: 0019
 Create Date: 2026-11-27 19:55:00.000000
 
 `ix_message_people`: people's conversational messages (not deleted, not a bot's) by channel
-and time, a partial index. The pace of a channel (app.conversation.pace) is the number of
+and time, a partial index. The pace of a channel (app.conversation.timing.pace) is the number of
 those within a window, counted up to a limit for every batch of acknowledged messages; through
 the primary key it read each message's row to tell a person's from a bot's (about 2-4 ms for
 a batch spread over 40 lively channels), through this index it reads no row.

@@ -30,9 +30,9 @@ from app.commands.instructions import InstructionsCommand
 from app.commands.words import Action, BadDuration, is_japanese, parse_duration
 from app.commands.words import parse_words as parse_command_words
 from app.context.memories import clip
-from app.conversation.channel_modes import Mode, set_mode
-from app.conversation.own_voice import OwnVoice
-from app.conversation.participation import Participation
+from app.conversation.timing.participation import Participation
+from app.conversation.voice.channel_modes import Mode, set_mode
+from app.conversation.voice.own_voice import OwnVoice
 from app.db.models import Memory, Message
 from app.digest.timers import DigestTimers
 from app.jobs.backend import TimerBackend

@@ -4,7 +4,7 @@ when to join. Stored in `channel_control`; every judgment and reply prompt of th
 them in its stable part (app.context.builder, templates/_context.j2).
 
 They change how tomo talks, never what it may show: who may see what, the limits and the tools'
-rules are decided in code (app.gate, app.conversation.own_voice), which never reads them.
+rules are decided in code (app.gate, app.conversation.voice.own_voice), which never reads them.
 """
 
 from __future__ import annotations

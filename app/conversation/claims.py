@@ -29,7 +29,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.db.models import Reply
 from app.domain import ReplyReason
-from app.metrics import count_reply
+from app.observability.metrics import count_reply
 
 CLAIMED = "claimed"
 POSTED = "posted"
@@ -38,7 +38,7 @@ INTERRUPTED = "interrupted"
 UNCERTAIN = "uncertain"
 OWED = frozenset({INTERRUPTED, UNCERTAIN})  # may be taken over
 UNFINISHED = frozenset({CLAIMED, *OWED})
-WITHHELD = "withheld"  # the own-voice limits stopped it (app.conversation.own_voice)
+WITHHELD = "withheld"  # the own-voice limits stopped it (app.conversation.voice.own_voice)
 NOT_SPOKEN = (FAILED, WITHHELD)  # statuses of claims that posted nothing (unless posted_ts)
 
 
@@ -104,7 +104,7 @@ async def _claim_in(
         "created_at": now,
     }
     # No RETURNING: on SQLite a statement with RETURNING keeps the write lock until its rows
-    # are fetched, a turn of the event loop later (see app.worker).
+    # are fetched, a turn of the event loop later (see app.wiring.worker).
     try:
         async with insert_guard(connection):
             result = await connection.execute(insert(Reply).values(row))
@@ -125,7 +125,7 @@ def insert_guard(connection: AsyncConnection) -> AbstractAsyncContextManager[Any
     """Around an insert that may meet the unique key, in a transaction that goes on after it.
     PostgreSQL aborts the whole transaction on a failed statement: a savepoint keeps it.
     SQLite aborts the statement only; a savepoint there would hold its one write lock across
-    turns of the event loop, which the web process's commits would wait for (app.worker)."""
+    turns of the event loop, which the web process's commits would wait for (app.wiring.worker)."""
     if connection.dialect.name == "postgresql":
         return connection.begin_nested()
     return contextlib.nullcontext()
@@ -232,7 +232,7 @@ async def settle(
     error: str | None = None,
     posted: list[str] | None = None,
 ) -> None:
-    """`finish`, and the reply counted by why and how it ended (app.metrics)."""
+    """`finish`, and the reply counted by why and how it ended (app.observability.metrics)."""
     await finish(engine, claim.id, status=status, error=error, posted=posted)
     count_reply(
         reason=claim.reason.value, outcome=status, trigger_ts=claim.trigger_ts, posted=bool(posted)

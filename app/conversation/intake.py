@@ -4,7 +4,7 @@ read, routed, recorded durably, then its timers, the names to learn, a joined ch
 This is the acknowledgement's path: no Slack call and no model call happens here (names and
 history are fetched in the background), only the recorder's commit, in whose transaction a
 person's message to be judged is told a follow-up or not (one read shared by the messages
-acknowledged together: app.conversation.participation).
+acknowledged together: app.conversation.timing.participation).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from app.context.directory import Directory
-from app.conversation.participation import Participation
 from app.conversation.routing import route_message
-from app.conversation.timer_policy import TimerPolicy
+from app.conversation.timing.participation import Participation
+from app.conversation.timing.policy import TimerPolicy
 from app.db.conversation_facts import MembershipChanged
 from app.db.erasure import Installed
 from app.db.recorder import Change, NewMessage, Recorder
-from app.logs import log_context
+from app.observability.logs import log_context
 from app.slack.envelope import install_proof
 from app.slack.events import (
     AssistantOpened,

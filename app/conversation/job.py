@@ -15,7 +15,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from app.context.builder import ContextBuilder
 from app.conversation.locks import ConversationLocks
-from app.conversation.own_voice import OwnVoice
+from app.conversation.voice.own_voice import OwnVoice
 from app.domain import ChatMessage, Context
 from app.files.reader import FileReader
 from app.jobs.kinds import JobKind
@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class JobParts:
-    """What the judgment and reply jobs are built from (app.job_services)."""
+    """What the judgment and reply jobs are built from (app.wiring.job_services)."""
 
     sessions: async_sessionmaker[AsyncSession]
     builder: ContextBuilder

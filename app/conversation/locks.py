@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from app.jobs.kinds import JobKind, job_id
-from app.logs import log_context
+from app.observability.logs import log_context
 
 
 class ConversationLocks:

@@ -61,7 +61,7 @@ class Outcome:
 
 # The routes of new messages that the database tells apart (a follow-up: tomo takes part in
 # the conversation), by (channel, ts); read in the recording's transaction, before they are
-# stored (app.conversation.participation).
+# stored (app.conversation.timing.participation).
 Reroute = Callable[[Connection, Sequence[NewMessage], float], dict[tuple[str, str], Route]]
 
 

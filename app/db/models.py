@@ -53,7 +53,7 @@ class Message(SQLModel, table=True):
         Index("ix_message_thread", "channel", "thread_ts", "ts"),  # threads, context
         Index("ix_message_created", "created_at"),  # recovery, memory windows
         # People's conversational messages by channel and time: the lively-channel pace
-        # (app.conversation.pace) counts them from this index alone, without reading rows.
+        # (app.conversation.timing.pace) counts them from this index alone, without reading rows.
         Index(
             "ix_message_people",
             "channel",

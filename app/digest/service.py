@@ -32,7 +32,7 @@ from app.digest.schedule import DAY_SECONDS, Cadence
 from app.digest.schedules import advance, note_until, read_schedule
 from app.digest.writer import DigestWriter
 from app.llm import LLMError
-from app.logs import log_context
+from app.observability.logs import log_context
 from app.slack.client import SlackClient, SlackError
 from app.slack.identity import Identity
 from app.slack.mrkdwn import format_reply

@@ -1,7 +1,8 @@
 """The rules that turn a corpus's annotations into decision points (eval/README.md says them in
 words): which kind of point a message is, and how a point's silent examples are thinned.
 
-The kind follows tomo's own rule for a channel's top level (app.conversation.participation): a
+The kind follows tomo's own rule for a channel's top level (app.conversation.timing.participation):
+a
 conversation tomo takes part in is one where its post is among the last TOP_LEVEL_TURNS turns
 (one person's consecutive messages are one turn) and within the follow-up window.
 """
@@ -12,7 +13,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from app.conversation.participation import TOP_LEVEL_SCAN, TOP_LEVEL_TURNS
+from app.conversation.timing.participation import TOP_LEVEL_SCAN, TOP_LEVEL_TURNS
 from app.eval.points import SHOWN_MESSAGES, LabelRule, Line, Point
 
 FOLLOW_UP_WINDOW_SECONDS = 1800.0  # the setting's default

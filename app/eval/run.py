@@ -1,5 +1,6 @@
 """Asking the judgment model about every point: tomo's own judgment prompt
-(app.conversation.judgment.judgment_messages, templates/judgment.j2, the follow-up section for a
+(app.conversation.judgment.service.judgment_messages, templates/judgment.j2, the follow-up section
+for a
 follow-up) through tomo's LiteLLM wrapper, the answer read by tomo's own parser; several at
 once, with a progress bar on stderr."""
 
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from app.conversation.judgment import judgment_messages
-from app.conversation.judgment_answer import InvalidVerdict, parse_verdict
+from app.conversation.judgment.answer import InvalidVerdict, parse_verdict
+from app.conversation.judgment.service import judgment_messages
 from app.eval.points import Point
 from app.eval.slack_view import Waits, point_context
 from app.llm import LLM, LLMError

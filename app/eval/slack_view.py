@@ -67,7 +67,7 @@ def shown_text(point: Point, text: str, *, variant: str, persona: str) -> str:
 def point_context(
     point: Point, *, variant: str, persona_name: str, persona_prompt: str, waits: Waits
 ) -> Context:
-    """The Context a judgment of this point is rendered from (app.conversation.judgment)."""
+    """The Context a judgment of this point is rendered from (app.conversation.judgment.service)."""
     excerpt = point.excerpt
     people = sorted({line.user for line in excerpt.messages} - {excerpt.stand_in})
     ids = {name: f"U{number:03d}" for number, name in enumerate(people, start=1)}

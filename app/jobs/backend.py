@@ -4,7 +4,7 @@
 - `procrastinate` (app.jobs.queue): Procrastinate jobs in the PostgreSQL database; any number
   of instances share them.
 
-The conversation code (app.conversation.timer_policy, recovery), /tomo status, /admin and
+The conversation code (app.conversation.timing.policy, recovery), /tomo status, /admin and
 /healthz use only what is here and never ask which engine runs. A conversation's timers are
 named by app.jobs.kinds.job_id: at most one pending judgment and one pending reply each.
 """

@@ -1,6 +1,6 @@
 """The job worker's side of the socket (app.jobs.protocol): it runs each job its parent sends
 with the handler for its kind, and answers with the result; the parent's "cancel" cancels it.
-The process around it is app.worker."""
+The process around it is app.wiring.worker."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from app.jobs.backend import Handler
 from app.jobs.heap import give_back
 from app.jobs.kinds import JobKind
 from app.jobs.protocol import encode, lines
-from app.logs import log_context
+from app.observability.logs import log_context
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)

@@ -1,17 +1,17 @@
 """Where jobs run, behind one interface: in the job worker process (app.jobs.supervisor's
 WorkerJobs, JOB_WORKER=process) or on the web process's own event loop (InlineJobs,
 JOB_WORKER=inline). The timers, the /tomo command and the periodic memory job call a runner
-and never ask which it is; app.runtime chooses it, once."""
+and never ask which it is; app.wiring.runtime chooses it, once."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from app.core import job_libraries_loaded
 from app.db.models import Judgment
 from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
+from app.wiring.core import job_libraries_loaded
 
 
 class JobRunner(Protocol):
@@ -22,7 +22,7 @@ class JobRunner(Protocol):
     async def memory(self, **job: Any) -> None: ...
 
     async def approval(self, **job: Any) -> float | None:
-        """A call waiting for approval moved on (app.conversation.approval_job): when to
+        """A call waiting for approval moved on (app.conversation.approval.job): when to
         look again, or None."""
 
     async def digest(self, **job: Any) -> dict[str, Any] | None:
@@ -44,7 +44,7 @@ class JobRunner(Protocol):
 
 
 class InlineJobs:
-    """Jobs run here, by the services' handlers (app.job_services)."""
+    """Jobs run here, by the services' handlers (app.wiring.job_services)."""
 
     def __init__(self, handlers: Mapping[JobKind, Handler]) -> None:
         self._handlers = handlers

@@ -3,7 +3,7 @@
 A reply costs tens of milliseconds of CPU (its context, LiteLLM, slack-sdk); on the event loop
 that acknowledges Slack's events it would hold up every acknowledgement behind it. With
 `JOB_WORKER=process` (the default) the timers stay here, in the one process that owns the
-scheduler, and each job that fires is handed to a child process (`python -m app.worker`)
+scheduler, and each job that fires is handed to a child process (`python -m app.wiring.worker`)
 that has its own engine, Slack client and LiteLLM, and runs at a lower CPU priority: when
 the CPU is short, acknowledgements win. The two talk over a socket pair (app.jobs.protocol).
 
@@ -81,7 +81,9 @@ class WorkerJobs:
         # What the worker found of the model key once loaded (app.llm.model_keys): `ok` or why not.
         self.model_key: str | None = None
         self.restarts = 0
-        self.metrics_directory: Path | None = None  # where the worker counts (app.metrics)
+        self.metrics_directory: Path | None = (
+            None  # where the worker counts (app.observability.metrics)
+        )
 
     @property
     def pid(self) -> int | None:
@@ -220,7 +222,7 @@ class WorkerJobs:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "app.worker",
+                "app.wiring.worker",
                 str(theirs.fileno()),
                 *([str(self.metrics_directory)] if self.metrics_directory else []),
                 pass_fds=(theirs.fileno(),),

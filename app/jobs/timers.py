@@ -3,7 +3,8 @@ in-memory job store (app.jobs.timer_store), behind app.jobs.backend's interface.
 
 Judgment and reply jobs are keyed by conversation (`judgment:{channel}:{thread_ts}`,
 `reply:{channel}:{thread_ts}`, thread_ts "" at the top level) and replaced by id. The store is
-a cache: the database stays the truth and `app.conversation.recovery` rebuilds it at start-up.
+a cache: the database stays the truth and `app.conversation.timing.recovery` rebuilds it at
+start-up.
 One process holds them, so one instance of tomo runs.
 """
 

@@ -24,7 +24,7 @@ from app.llm.messages import CACHE_MARKED, for_provider
 from app.llm.records import Call, Completion, log_completion, record
 from app.llm.tool_calls import StreamedCalls, ToolCall, calls_of
 from app.llm.usage import answer_cost, cached_tokens, provider_of, streamed_cost
-from app.metrics import count_model_call
+from app.observability.metrics import count_model_call
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)

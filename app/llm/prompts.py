@@ -45,7 +45,7 @@ def environment() -> Environment:
 
 def compile_templates() -> None:
     """Compile every prompt template now (tens of milliseconds each, more on a busy machine),
-    so the first prompt after a start does not wait for it (app.core.load_job_libraries)."""
+    so the first prompt after a start does not wait for it (app.wiring.core.load_job_libraries)."""
     env = environment()
     for path in sorted(TEMPLATES.glob("*.j2")):
         env.get_template(path.name)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from app.llm.model_keys import missing_model_key
-from app.logs import TextFormatter
+from app.observability.logs import TextFormatter
 from app.replay.conversation import ReplayError, ReplayLine, parse_conversation
 from app.replay.run import Replay, Summary
 from app.replay.timeline import JobNotes

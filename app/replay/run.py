@@ -39,8 +39,8 @@ from app.replay.timeline import (
     one_line,
     why,
 )
-from app.runtime import Runtime, build_runtime
 from app.settings import Settings
+from app.wiring.runtime import Runtime, build_runtime
 
 SETTLE_SECONDS = 0.1  # real time with nothing waiting before the replay counts as finished
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 
-from app.runtime import Runtime
+from app.wiring.runtime import Runtime
 
 # response_model=None on each route: the bodies are plain dicts, and a response model per
 # route would cost start-up its pydantic schema (and FastAPI's import of pydantic.v1).

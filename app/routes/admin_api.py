@@ -14,13 +14,13 @@ from sqlalchemy import select as select_columns
 from sqlmodel import col, select
 
 from app.context.instructions import all_instructions
-from app.conversation.channel_modes import all_modes
+from app.conversation.voice.channel_modes import all_modes
 from app.db.models import Channel, Judgment, LLMCall, Memory, Message, Reply
 from app.jobs.kinds import CHANNEL_JOBS
 from app.memory import notebook
 from app.routes.admin import AdminRuntime
 from app.routes.admin_calls import reply_calls
-from app.runtime import Runtime
+from app.wiring.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from sqlalchemy import func, select, tuple_
 from sqlmodel import col
 
 from app.db.models import LLMCall, Reply
-from app.runtime import Runtime
+from app.wiring.runtime import Runtime
 
 
 async def reply_calls(

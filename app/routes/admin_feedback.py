@@ -17,7 +17,7 @@ from fastapi import APIRouter, Query
 from app.db import feedback
 from app.routes.admin import AdminRuntime
 from app.routes.admin_api import iso
-from app.runtime import Runtime
+from app.wiring.runtime import Runtime
 
 router = APIRouter(prefix="/admin")
 

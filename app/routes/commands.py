@@ -18,12 +18,12 @@ from fastapi.responses import JSONResponse
 
 from app.commands.actions import Answer, Commands
 from app.commands.answers import say
-from app.logs import log_context
+from app.observability.logs import log_context
 from app.retention.forget import forget_messages
 from app.routes.signed_form import signed_body
-from app.runtime import Runtime
 from app.slack.commands import SlashCommand, parse_command
 from app.slack.response_url import respond
+from app.wiring.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app import metrics
-from app.runtime import Runtime
+from app.observability import metrics
 from app.slack.guards import shown
 from app.slack.verify import verify_slack_signature
+from app.wiring.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 

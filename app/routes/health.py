@@ -17,8 +17,8 @@ from sqlalchemy import text
 from app.jobs.kinds import JobKind
 from app.llm.model_keys import CHECKING
 from app.llm.model_keys import OK as KEY_OK
-from app.runtime import Runtime
 from app.slack.identity import OK
+from app.wiring.runtime import Runtime
 
 router = APIRouter()
 

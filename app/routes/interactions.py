@@ -18,12 +18,12 @@ from fastapi.responses import JSONResponse
 
 from app.db import feedback
 from app.db.erasure import workspace_gone
-from app.logs import log_context
+from app.observability.logs import log_context
 from app.routes.events import MAX_BODY_BYTES
 from app.routes.signed_form import signed_body
-from app.runtime import Runtime
 from app.slack.guards import shown
 from app.slack.interactions import ApprovalClick, approval_clicks, feedback_clicks, payload_of
+from app.wiring.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -74,12 +74,12 @@ async def interaction(request: Request) -> Response:
 
 
 async def _decide(runtime: Runtime, clicks: list[ApprovalClick]) -> Response:
-    """Approve or Deny on an approval card (app.conversation.approval_decisions): recorded
+    """Approve or Deny on an approval card (app.conversation.approval.decisions): recorded
     before the acknowledgement, answered (to the clicker alone, or on the card) after it."""
     if runtime.approval_timers is None:
         logger.info("an approval click, with no MCP servers set: ignored")
         return Response(status_code=200)
-    from app.conversation.approval_decisions import ApprovalDecisions
+    from app.conversation.approval.decisions import ApprovalDecisions
 
     decisions = ApprovalDecisions(
         engine=runtime.engine,

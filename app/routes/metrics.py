@@ -1,4 +1,4 @@
-"""GET /metrics: this instance's Prometheus metrics (app.metrics), behind
+"""GET /metrics: this instance's Prometheus metrics (app.observability.metrics), behind
 `Authorization: Bearer $METRICS_TOKEN`; 404 while METRICS_TOKEN is unset, 401 with a wrong or
 missing token (docs/deploying.md#metrics)."""
 
@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
 from app.jobs.kinds import JobKind
-from app.runtime import Runtime
+from app.wiring.runtime import Runtime
 
 router = APIRouter()
 

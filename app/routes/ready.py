@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from app.runtime import Runtime
+from app.wiring.runtime import Runtime
 
 router = APIRouter()
 

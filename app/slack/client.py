@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.metrics import SlackErrorKind, count_slack_error
+from app.observability.metrics import SlackErrorKind, count_slack_error
 from app.slack.errors import SlackError, error_from_exception, unreadable
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class BotIdentity:
 
 
 def _counted(error: SlackError) -> SlackError:
-    """The failed call counted by method (app.metrics), and the error as it was."""
+    """The failed call counted by method (app.observability.metrics), and the error as it was."""
     if error.rate_limited:
         kind = SlackErrorKind.RATE_LIMITED
     elif error.token_refused:

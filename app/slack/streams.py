@@ -2,7 +2,7 @@
 chat.stopStream), through slack-sdk's async chat-stream helper; our errors.
 
 The helper starts the stream with the first text it is given and appends each later text
-(its buffer is one character: tomo batches appends itself, app.conversation.stream_writer).
+(its buffer is one character: tomo batches appends itself, app.conversation.reply.stream_writer).
 A stream found again after an uncertain start, or after a restart, is continued with the
 methods themselves: the helper only knows streams it started. A message that can no longer be
 stopped is finished with chat.update.

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from tests.conftest import TEST_DATABASE_URL, StartTomo, wait_for
-from tests.conversation.test_reply import answer_by_purpose
+from tests.conversation.reply.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
 
 CONNECTIONS = 10  # the web process's pool on PostgreSQL (app.db.engine.create_engine)

@@ -16,8 +16,8 @@ from app.jobs.child import _learn
 from app.jobs.supervisor import WorkerJobs
 from app.slack.identity import Identity
 from tests.conftest import StartTomo, Tomo, judgment_json, purpose_of, wait_for
-from tests.conversation.test_on_it import mention, settled, story
-from tests.conversation.test_reply import answer_by_purpose
+from tests.conversation.reply.test_on_it import mention, settled, story
+from tests.conversation.reply.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.memory.test_refresh import Answers, some_talk

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from app.retention.reinstall import resume_slack
+from app.wiring.reinstall import resume_slack
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
 

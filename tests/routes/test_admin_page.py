@@ -18,8 +18,8 @@ import uvicorn
 from app.db.models import Judgment
 from app.jobs.kinds import JobKind
 from app.main import create_app
-from app.runtime import Runtime
 from app.settings import Settings
+from app.wiring.runtime import Runtime
 from tests.conftest import ADMIN_TOKEN, SIGNING_SECRET, next_ts, tomo_settings
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WAIT_SECONDS

@@ -156,7 +156,7 @@ async def test_status_shows_the_mode_the_timers_the_last_join_and_the_limits(
     )
     limits = {"AUTONOMOUS_COOLDOWN_SECONDS": 600, "MAX_AUTONOMOUS_REPLIES_PER_DAY": 5}
     # No follow-ups: the message after tomo's own waits the normal hour (a follow-up's timer
-    # and the conversations tomo takes part in: tests/conversation/test_follow_ups.py).
+    # and the conversations tomo takes part in: tests/conversation/timing/test_follow_ups.py).
     limits |= {"FOLLOW_UP_WINDOW_SECONDS": 0}
     async with start_tomo(MIN_WAIT_SECONDS=0.1, **limits) as tomo:
         before = await run_command(tomo, "status", response_url=hooks.new_url())

@@ -6,7 +6,7 @@ import time
 from sqlalchemy import text
 
 from tests.conftest import SIGNING_SECRET, StartTomo, next_ts
-from tests.conversation.test_reply import answer_by_purpose
+from tests.conversation.reply.test_reply import answer_by_purpose
 from tests.fakes import FakeModel, FakeSlack
 from tests.signing import sign
 

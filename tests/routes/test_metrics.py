@@ -15,7 +15,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.domain import ReplyReason
-from app.metrics import (
+from app.observability.metrics import (
     ACK_BUCKETS,
     REPLY_BUCKETS,
     JudgmentOutcome,
@@ -23,8 +23,8 @@ from app.metrics import (
     SlackErrorKind,
     ToolOutcome,
 )
-from app.metrics_known import EVENT_TYPES
 from app.tools.registry import chosen
+from app.wiring.known_labels import EVENT_TYPES
 from tests.conftest import StartTomo, Tomo, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.processes import PROJECT_ROOT, Server, server

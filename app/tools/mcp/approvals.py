@@ -4,8 +4,8 @@ an approval card in the reply's thread and tells the model to end its reply sayi
 Only a reply to a person's message can ask (that person alone decides). A reply asks for one
 call at most, and a conversation has one waiting at a time; a reply run again after a restart
 asks for the same call once (the same approval, its card posted once). What happens after the
-decision is app.conversation.approval_job's; the timer that ends the wait is the web process's
-(app.conversation.approval_timers).
+decision is app.conversation.approval.job's; the timer that ends the wait is the web process's
+(app.conversation.approval.timers).
 """
 
 from __future__ import annotations

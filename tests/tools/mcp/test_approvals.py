@@ -240,7 +240,7 @@ async def test_a_call_cut_short_by_a_stop_is_never_made_again(
     """The state a kill -9 leaves while the call is on its way: `calling`, its process gone.
     Once STALE_CALL_SECONDS (lowered) have passed, the model is told it may have been made,
     and it is not made again."""
-    from app.conversation import approval_job
+    from app.conversation.approval import job as approval_job
 
     monkeypatch.setattr(approval_job, "STALE_CALL_SECONDS", 0.5)
     script(model, "It may or may not be filed; please check.")

@@ -14,7 +14,7 @@ from app.db.migrate import PROJECT_ROOT
 WEB_PROCESS = """
 import asyncio, sys
 from app.db.engine import create_engine
-from app.runtime import build_runtime, migrate
+from app.wiring.runtime import build_runtime, migrate
 from app.settings import Settings
 
 async def main() -> None:
@@ -30,7 +30,7 @@ async def main() -> None:
     await runtime.close()
 
 import app.main  # noqa
-import app.routes.health, app.commands.tools, app.conversation.approval_decisions  # noqa
+import app.routes.health, app.commands.tools, app.conversation.approval.decisions  # noqa
 asyncio.run(main())
 print(" ".join(sorted(sys.modules)))
 """

@@ -1,0 +1,1 @@
+"""What follows a person's decision on a call that waited for approval (tools from MCP servers)."""

@@ -1,0 +1,1 @@
+"""How much tomo says on its own: the own-voice limits and the modes people set per channel."""

@@ -1,0 +1,1 @@
+"""What tomo tells its operator while it runs: logs and metrics."""
