@@ -9,6 +9,7 @@ fleet, the Procrastinate job's time) is set a moment ahead, as if the day had pa
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,14 @@ async def command(instance: Server, text: str, *, response_url: str) -> str:
     return str(answer.json()["text"])
 
 
+def hold_digests(model: FakeModel) -> threading.Event:
+    """The model stand-in holds its answer to every digest request until the event is set; a
+    judgment's or a memory refresh's, which a start may ask for first, is answered at once."""
+    release = threading.Event()
+    model.hold(lambda _number, request: 0.0 if release.is_set() or not is_digest(request) else 1.0)
+    return release
+
+
 def digest_requests(model: FakeModel) -> int:
     return sum(1 for request in model.requests if is_digest(request))
 
@@ -64,11 +73,11 @@ async def test_a_digest_due_while_down_and_killed_mid_way_is_posted_once(
     # The day passes while tomo is down; at the start the digest is due, and it is killed
     # while the model writes it.
     database_rows(database_url, "UPDATE digest_schedule SET next_due_at = :t", t=time.time() - 60)
-    model.delay(60)
+    release = hold_digests(model)
     await tomo.start(timeout=WORKER_WAIT_SECONDS)
     await wait_for(lambda: digest_requests(model) == 1, timeout=WORKER_WAIT_SECONDS)
     await tomo.kill()
-    model.delay(0)
+    release.set()
     assert slack.posts() == []
 
     await tomo.start(timeout=WORKER_WAIT_SECONDS)
@@ -112,7 +121,7 @@ async def test_on_a_two_instance_fleet_a_due_digest_is_posted_once_even_when_its
     for instance in (a, b):  # either instance lists the fleet's one digest job
         assert [j["id"] for j in await instance.jobs() if j["kind"] == "digest"] == ["digest:C1"]
 
-    model.delay(60)  # still writing when its instance dies
+    release = hold_digests(model)  # still writing when its instance dies
     due = time.time() + 2
     database_rows(database_url, "UPDATE digest_schedule SET next_due_at = :t", t=due)
     database_rows(
@@ -126,8 +135,8 @@ async def test_on_a_two_instance_fleet_a_due_digest_is_posted_once_even_when_its
     assert digest_requests(model) == 1  # one instance took it
     (doomed,) = [i for i in (a, b) if i.logged("digest due")]
     (survivor,) = [i for i in (a, b) if i is not doomed]
-    model.delay(0)
     await doomed.kill()
+    release.set()
     await slack.wait_for_posts(1, timeout=WORKER_WAIT_SECONDS)
     await asyncio.sleep(2.0)
     posts = slack.posts()
