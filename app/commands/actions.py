@@ -158,13 +158,18 @@ class Commands:
             )
             return reply(said.answer, said.later, **said.values)
         forgotten = await forget_channel(self._engine, channel=channel, user=user)
+        for timer in await self._timers.list():  # of the calls that waited for approval
+            if timer.kind is JobKind.APPROVAL and timer.channel == channel:
+                await self._timers.remove(timer.id)
         deleted = await self._forget_messages(channel, forgotten.at)
         logger.info(
-            "channel %s forgotten by %s: %d memories, %d notes, %d messages (%d files) deleted",
+            "channel %s forgotten by %s: %d memories, %d notes, %d approvals, %d messages "
+            "(%d files) deleted",
             channel,
             user,
             forgotten.memories,
             forgotten.notes,
+            forgotten.approvals,
             deleted.messages,
             deleted.files,
         )

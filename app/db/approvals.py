@@ -114,6 +114,17 @@ async def start_call(engine: AsyncEngine, approval_id: int) -> bool:
     )
 
 
+async def cut_short(engine: AsyncEngine, approval_id: int) -> bool:
+    """The process making the call is gone (its job was taken for dead, or this process
+    started anew): the call may or may not have been made, and is never made again."""
+    return await _move(
+        engine,
+        approval_id,
+        col(McpApproval.state) == State.CALLING.value,
+        state=State.CUT_SHORT.value,
+    )
+
+
 async def answer(
     engine: AsyncEngine, approval_id: int, *, result: str, was: tuple[State, ...]
 ) -> bool:

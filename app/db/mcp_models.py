@@ -42,6 +42,7 @@ class ApprovalState(StrEnum):
     DENIED = "denied"  # declined by a click
     EXPIRED = "expired"  # no decision in time: declined
     CALLING = "calling"  # the call is being made (never made twice: see app.tools.mcp.approvals)
+    CUT_SHORT = "cut_short"  # the process making the call died: never made again
     ANSWERED = "answered"  # its result (or the refusal) is stored; a reply continues with it
     DONE = "done"  # that reply is settled
 

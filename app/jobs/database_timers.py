@@ -41,7 +41,7 @@ from procrastinate.manager import JobManager
 from sqlalchemy.engine import make_url
 
 from app.jobs.backend import BackendName, Handler, Timer, newer, soonest_first
-from app.jobs.kinds import CHANNEL_JOBS, CONVERSATION_JOBS, JobKind, job_id
+from app.jobs.kinds import CONVERSATION_JOBS, JobKind, job_id
 from app.jobs.liveness import Keepalive, OnStalled, retry_stalled
 from app.jobs.timers import STOP_GRACE_SECONDS
 
@@ -94,6 +94,9 @@ def cron_every(seconds: float) -> str:
     if seconds < 86400:
         return f"0 */{divisor(24, seconds / 3600)} * * * 0"
     return "0 0 * * * 0"
+
+
+KINDS = frozenset(kind.value for kind in JobKind)  # a job of another name is not ours
 
 
 def _details(job: Job) -> dict[str, Any]:
@@ -282,7 +285,13 @@ class DatabaseTimers:
     async def list(self) -> builtins.list[Timer]:
         now = time.time()
         waiting = await (await self._manager()).list_jobs_async(status="todo")
-        timers = [self._timer(job, now) for job in waiting if job.task_name in CHANNEL_JOBS]
+        # Every kind of job, but a periodic one's tick (deferred when due) is listed as the
+        # periodic job itself, once.
+        timers = [
+            self._timer(job, now)
+            for job in waiting
+            if job.task_name in KINDS and job.task_name not in self._periodic
+        ]
         return soonest_first(timers + self._periodic_timers(now))
 
     async def count(self, kind: JobKind) -> int:

@@ -2,7 +2,8 @@
 
 Each conversation (a thread, or a channel's top level with thread_ts "") has at most one
 pending judgment and one pending reply, named `judgment:{channel}:{thread_ts}` and
-`reply:{channel}:{thread_ts}`; a channel with a digest schedule has one pending digest,
+`reply:{channel}:{thread_ts}`, and at most one call waiting for a person's approval,
+`approval:{channel}:{thread_ts}`; a channel with a digest schedule has one pending digest,
 `digest:{channel}`; the periodic jobs go by their kind's name.
 """
 
@@ -24,8 +25,9 @@ class JobKind(StrEnum):
 
 
 CONVERSATION_JOBS = (JobKind.JUDGMENT, JobKind.REPLY)
-# The jobs that belong to one channel: what /admin/jobs lists, what a channel's erasure cancels.
-CHANNEL_JOBS = (*CONVERSATION_JOBS, JobKind.DIGEST)
+# The jobs that belong to one channel: what the admin page lists, what a channel's erasure
+# cancels, what a dead instance's stall hands back (/admin/jobs lists every job).
+CHANNEL_JOBS = (*CONVERSATION_JOBS, JobKind.DIGEST, JobKind.APPROVAL)
 
 
 def job_id(kind: JobKind, channel: str, thread_ts: str) -> str:

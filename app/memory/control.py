@@ -1,7 +1,7 @@
 """Memory people can see and erase (docs/how-tomo-works.md#tomo): `/tomo memory` and `/tomo forget`.
 
-Forgetting a channel deletes its memories, thread summaries and the notes written in it
-(app.memory.notebook) and stores the moment
+Forgetting a channel deletes its memories, thread summaries, the notes written in it
+(app.memory.notebook) and the calls asked for a person's approval there, and stores the moment
 (`channel_control.forgotten_at`): the memory job then reads only that channel's messages
 written after it, so nothing older feeds its memories again. The workspace memories are written
 from the channel memories, so they are deleted too and written again without it (from scratch,
@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.db.dialects import upsert
+from app.db.mcp_models import McpApproval
 from app.db.models import ChannelControl, Memory, Note
 from app.memory.notebook import written_in
 
@@ -37,6 +38,7 @@ class Forgotten:
     at: float
     memories: int  # channel memories and thread summaries deleted
     notes: int = 0  # notes written in the channel, deleted
+    approvals: int = 0  # calls asked for approval in the channel (their arguments), deleted
 
 
 def of_channel(channel: str) -> ColumnElement[bool]:
@@ -59,7 +61,9 @@ async def forget_channel(
     engine: AsyncEngine, *, channel: str, user: str, now: float | None = None
 ) -> Forgotten:
     """Delete the channel's memories and thread summaries, the workspace memories built from
-    them and the notes written in the channel; record the moment."""
+    them, the notes written in the channel and the calls asked for approval there (their
+    arguments are what people wrote; their timers are the caller's to cancel); record the
+    moment."""
     moment = time.time() if now is None else now
     record = upsert(engine.dialect.name, ChannelControl).values(
         channel=channel,
@@ -79,11 +83,15 @@ async def forget_channel(
         deleted = await connection.execute(delete(Memory).where(of_channel(channel)))
         await connection.execute(delete(Memory).where(col(Memory.scope) == "workspace"))
         notes = await connection.execute(delete(Note).where(written_in(channel)))
+        approvals = await connection.execute(
+            delete(McpApproval).where(col(McpApproval.channel) == channel)
+        )
     return Forgotten(
         channel=channel,
         at=moment,
         memories=int(deleted.rowcount or 0),
         notes=int(notes.rowcount or 0),
+        approvals=int(approvals.rowcount or 0),
     )
 
 

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
+from app.db.mcp_models import McpApproval, McpSwitch
 from app.db.models import (
     Channel,
     ChannelControl,
@@ -62,7 +63,8 @@ def _channel_records(channel: str) -> list[tuple[Table, ColumnElement[bool]]]:
 
 def _channel_last(channel: str) -> list[ColumnElement[bool]]:
     """What goes in the last commit: a memory pass or a reply that was under way may have
-    written since (a memory, a posted message), then the channel's settings and name."""
+    written since (a memory, a posted message, a call asked for approval), then the channel's
+    settings and name."""
     return [
         of_channel(channel) | (col(Memory.scope) == "workspace"),
         written_in(channel),
@@ -70,14 +72,22 @@ def _channel_last(channel: str) -> list[ColumnElement[bool]]:
         col(Removal.channel) == channel,
         col(ChannelControl.channel) == channel,
         col(DigestSchedule.channel) == channel,
+        col(McpApproval.channel) == channel,
+        col(McpSwitch.channel) == channel,
         col(Channel.id) == channel,
     ]
 
 
+# The tables of _channel_last's terms, in their order.
+CHANNEL_LAST = (
+    *(Memory, Note, Message, Removal, ChannelControl, DigestSchedule),
+    *(McpApproval, McpSwitch, Channel),
+)
+
 # The workspace's rows, messages aside; seen event ids stay (they say nothing of anyone).
 WORKSPACE_ROWS = (
     *(Memory, Note, Judgment, Reply, Feedback, OnIt, ChannelControl, LLMCall),
-    *(DigestSchedule, DigestRun),
+    *(DigestSchedule, DigestRun, McpApproval, McpSwitch),
 )
 WORKSPACE_LAST = (Memory, Note, Message, Removal, Person, Channel)
 
@@ -150,7 +160,7 @@ class Eraser:
         deleted = await delete_in_batches(
             self._recorder, table_of(Message), col(Message.channel) == channel
         )
-        tables = (Memory, Note, Message, Removal, ChannelControl, DigestSchedule, Channel)
+        tables = CHANNEL_LAST
 
         def last(connection: Connection) -> None:
             for model, where in zip(tables, _channel_last(channel), strict=True):

@@ -3,7 +3,7 @@ and a run that turns arguments into a bounded text result for the model."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 from app.tools.given import GivenUrls
@@ -38,11 +38,14 @@ class ToolResult:
     text: str
     ok: bool = True
     sources: tuple[str, ...] = field(default=())
+    # The line the reply ends with, whatever the model writes, and no tool round after this
+    # one: the call waits for a person's decision (app.tools.mcp.approvals).
+    last_line: str | None = None
 
     def bounded(self, limit: int = RESULT_CHARS) -> ToolResult:
         if len(self.text) <= limit:
             return self
-        return ToolResult(self.text[: limit - 1] + "…", ok=self.ok, sources=self.sources)
+        return replace(self, text=self.text[: limit - 1] + "…")
 
 
 def failed(text: str) -> ToolResult:

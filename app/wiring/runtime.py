@@ -23,6 +23,7 @@ from app.conversation.intake import Intake
 from app.conversation.reply.on_it import OnIt
 from app.conversation.timing.policy import TimerPolicy
 from app.conversation.timing.recovery import restore_timers
+from app.db import approvals
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.reachable import DatabaseUnreachable, open_database
@@ -252,13 +253,17 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
 
     async def hand_back(kind: JobKind, details: dict[str, Any]) -> None:
         """A reply or digest whose instance died mid-way: its claim is owed again, for the
-        retry."""
+        retry. An approved call it was making: cut short, never made again."""
         if kind is JobKind.REPLY:
             await claims.interrupt(
                 engine, channel=details["channel"], thread_ts=details["thread_ts"]
             )
         elif kind is JobKind.DIGEST:
             await digest_runs.interrupt(engine, channel=details["channel"])
+        elif kind is JobKind.APPROVAL and await approvals.cut_short(
+            engine, int(details["approval_id"])
+        ):
+            logger.warning("approval %s: its call was cut short", details["approval_id"])
 
     return DatabaseTimers(
         settings.DATABASE_URL, stalled_seconds=settings.JOB_STALLED_SECONDS, on_stalled=hand_back

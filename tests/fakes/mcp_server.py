@@ -10,7 +10,8 @@ Its tools, like an issue tracker's: `search_issues` and `get_issue` annotated
 (`readOnlyHint: false`, the latter destructive); `admin_export` read-only but never in a test's
 allowlist. Every call is recorded with the request's headers; `answer(tool, text)` sets what a
 tool returns; `fail(status)`, `slow(seconds)` and `heal()` make it answer an HTTP error, answer
-late, or answer again.
+late, or answer again; `hold(seconds)` makes `create_issue` answer that late once its call is
+recorded (the call has reached the server and is being made).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class FakeMcp(Served):
         self._answers: dict[str, str] = {}
         self._status: int | None = None
         self._delay = 0.0
+        self._hold = 0.0
         self.server = MCPServer(name)
         self._tools()
         self._app = self.server.streamable_http_app()
@@ -54,7 +56,11 @@ class FakeMcp(Served):
     def reset(self) -> None:
         with self._lock:
             self._calls, self._requests, self._answers = [], [], {}
-            self._status, self._delay = None, 0.0
+            self._status, self._delay, self._hold = None, 0.0, 0.0
+
+    def hold(self, seconds: float) -> None:
+        with self._lock:
+            self._hold = seconds
 
     def answer(self, tool: str, text: str) -> None:
         with self._lock:
@@ -101,9 +107,13 @@ class FakeMcp(Served):
             return self._called("get_issue", key=key) or f"{key}: Fix the login page (open)"
 
         @tool(annotations=WRITE)
-        def create_issue(title: str, body: str = "") -> str:
+        async def create_issue(title: str, body: str = "") -> str:
             """Create an issue with this title and text; answers its key."""
-            return self._called("create_issue", title=title, body=body) or "Created PROJ-7"
+            answer = self._called("create_issue", title=title, body=body) or "Created PROJ-7"
+            with self._lock:
+                hold = self._hold
+            await asyncio.sleep(hold)
+            return answer
 
         @tool(annotations=DESTROY)
         def delete_project(key: str) -> str:

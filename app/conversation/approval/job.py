@@ -6,8 +6,10 @@ wait ends, and again after a restart until it is done.
 - Past its time: declined (`expired`), the card says so.
 - Approved: the call is made exactly once. Taking the right to make it is one conditional
   UPDATE (approved -> calling): of two clicks, two instances or two runs of this job, one
-  takes it. A call found `calling` for longer than STALE_CALL_SECONDS was cut short (its
-  process was killed): it is never made again; the model is told it may or may not have been.
+  takes it. A call whose process died while making it is `cut_short` (its job was taken for
+  dead by the fleet, or the single instance started anew: app.conversation.approval.timers),
+  or found `calling` for longer than STALE_CALL_SECONDS: it is never made again; the model
+  is told it may or may not have been, and the card says so.
 - Then the conversation goes on: a reply, claimed like any other (keyed by the card's ts, so
   it is posted once), whose prompt is the conversation, the call and what came of it.
 
@@ -50,6 +52,7 @@ from app.tools.mcp.tool import fenced
 logger = logging.getLogger(__name__)
 
 STALE_CALL_SECONDS = 60.0  # far beyond a call's 10 s: its process is gone
+CUT = (State.CALLING, State.CUT_SHORT)
 
 
 def _reason(stored: str) -> ReplyReason:
@@ -100,15 +103,17 @@ class ApprovalJob(ConversationJob):
                 await update_card(self._slack, await self._again(approval), "expired")
         elif state is State.APPROVED:
             if await approvals.start_call(self._engine, approval.id):
+                logger.info("approval %d: making the call", approval.id)
                 await update_card(self._slack, approval, "approved")
                 await self._call(approval)
-        elif state is State.CALLING:
+        elif state in (State.CALLING, State.CUT_SHORT):
             started = approval.called_at or now
-            if now < started + STALE_CALL_SECONDS:
+            if state is State.CALLING and now < started + STALE_CALL_SECONDS:
                 return started + STALE_CALL_SECONDS  # being made now, elsewhere
             logger.warning("approval %d: its call was cut short; not made again", approval.id)
             told = self._told(approval, "interrupted")
-            await approvals.answer(self._engine, approval.id, result=told, was=(State.CALLING,))
+            if await approvals.answer(self._engine, approval.id, result=told, was=CUT):
+                await update_card(self._slack, approval, "cut_short")
         approval = await self._again(approval)
         if approval.state in DECLINED:
             told = self._told(approval, str(approval.state))

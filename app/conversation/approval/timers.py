@@ -5,8 +5,10 @@ Each conversation has at most one call waiting, so its timer is `approval:{chann
 like a reply's, run at the end of the wait, or at once when the person decides. The reply that
 asked (in the job worker, which has no timers) leaves the approval in the database; once its
 job is done here, its conversation's approvals get their timers. At start-up every approval not
-yet done gets its timer back (`restore`). The job itself runs where jobs run (JobRunner) and
-says when to look again.
+yet done gets its timer back (`restore`); a call whose process died while making it (the
+instance restarted, or its job taken for dead by the fleet: app.wiring.runtime's `hand_back`) is
+marked cut short, never made again. The job itself runs where jobs run (JobRunner) and says
+when to look again.
 """
 
 from __future__ import annotations
@@ -61,13 +63,24 @@ class ApprovalTimers:
 
     async def restore(self, **conversation: str) -> int:
         """Every approval not done (of one conversation: channel=, thread_ts=) gets its timer;
-        one already set is kept."""
+        one already set is kept. At start (every approval), a call being made whose job runs
+        nowhere now was cut short by the stop: its process is gone."""
         waiting = await approvals.unfinished(self._engine, **conversation)
+        if not conversation and any(a.state == State.CALLING for a in waiting):
+            running = await self._timers.channels_running(JobKind.APPROVAL)
+            for approval in waiting:
+                if approval.state == State.CALLING and approval.channel not in running:
+                    assert approval.id is not None
+                    await self.cut_short(approval.id)
         for approval in waiting:
             await self.set(approval, run_at=_when(approval), replace=False)
         if waiting and not conversation:
             logger.info("restored %d approval timer(s)", len(waiting))
         return len(waiting)
+
+    async def cut_short(self, approval_id: int) -> None:
+        if await approvals.cut_short(self._engine, approval_id):
+            logger.warning("approval %d: its call was cut short by a stop", approval_id)
 
     def after(self, reply: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         """`reply`, after which the approvals its conversation asked for get their timers."""

@@ -2,7 +2,8 @@
 calls run in one round, and its tools together have SECONDS; a call still running then is
 stopped, and the calls after it are not run. Each run of a reply through the tool loop is a
 ToolRun: whom it is for, the URLs given to it so far (app.tools.given, its own copy: a reply
-run again starts from what people wrote) and the seconds its tools have left."""
+run again starts from what people wrote), the seconds its tools have left, and the line the
+reply must end with once a call waits for a person's approval."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class ToolRun:
         self.asker = replace(asker, given=asker.given.copy())
         self.seconds = seconds
         self.left = seconds
+        # Set by a call that asked for a person's approval: the reply's last line (ToolResult).
+        self.last_line: str | None = None
 
     @property
     def out_of_time(self) -> bool:

@@ -4,7 +4,9 @@ at most `max_rounds` times; then one last call (tools still described, so the pr
 stays the same, but `tool_choice: "none"`) makes it answer with what it has. The tools' work
 is bounded (app.conversation.reply.tool_limits): `max_calls` a round, `seconds` a reply, after which
 the model answers with what it has. What the calls return is given to the reply from the next
-round on (app.tools.given: the URLs `fetch_url` may request).
+round on (app.tools.given: the URLs `fetch_url` may request). A call that asks for a person's
+approval ends the tools: the model answers next, and the reply ends with the result's
+`last_line` (that it waits for the decision), whatever the model wrote.
 
 A call with an unknown name, arguments that are not a JSON object or lack a required key, or a
 tool that raises, gets an error result: the reply goes on. Every round is a recorded model call
@@ -84,7 +86,7 @@ class ToolLoop:
         messages = list(messages)
         run = ToolRun(asker, seconds=self._seconds)
         for round_number in range(self._max_rounds + 1):
-            last = tools is None or round_number == self._max_rounds or run.out_of_time
+            last = tools is None or round_number == self._max_rounds or _over(run)
             completion = await self._llm.complete(
                 purpose=PURPOSE,
                 messages=messages,
@@ -93,7 +95,7 @@ class ToolLoop:
                 reply_id=asker.claim_id,
             )
             if last or not completion.tool_calls:
-                return completion.text
+                return _ending(completion.text, run.last_line)
             messages += await self._round(
                 completion.text, completion.tool_calls, run, progress or _shown_nowhere
             )
@@ -110,7 +112,7 @@ class ToolLoop:
         run = ToolRun(asker, seconds=self._seconds)
         said = ""  # the text so far, of every round
         for round_number in range(self._max_rounds + 1):
-            last = tools is None or round_number == self._max_rounds or run.out_of_time
+            last = tools is None or round_number == self._max_rounds or _over(run)
             calls: list[ToolCall] = []
             written: list[str] = []
             answer = self._llm.stream(
@@ -131,6 +133,9 @@ class ToolLoop:
                     said += piece
                     yield piece
             if last or not calls:
+                if run.last_line is not None:
+                    if closing := _ending(said, run.last_line)[len(said.rstrip()) :]:
+                        yield closing
                 return
             text = "".join(written).strip()
             messages += await self._round(text, tuple(calls), run, progress or _shown_nowhere)
@@ -163,6 +168,7 @@ class ToolLoop:
         for call, result in zip(calls, results, strict=True):
             if result.ok:
                 asker.given.add_result(result.text, arguments=call.arguments)
+            run.last_line = run.last_line or result.last_line
         await _show(progress, done)
         return [assistant_turn(text, calls)] + [
             tool_turn(call, result.text) for call, result in zip(calls, results, strict=True)
@@ -218,6 +224,21 @@ class ToolLoop:
                 f"{call.name} failed ({type(error).__name__}); answer without it"
             )
         return ("ok" if result.ok else "failed"), result
+
+
+def _over(run: ToolRun) -> bool:
+    """No round of tools follows: their time is spent, or a call waits for a person."""
+    return run.out_of_time or run.last_line is not None
+
+
+def _ending(text: str, last_line: str | None) -> str:
+    """The reply's text, ending with `last_line` (once) when a call waits for a person."""
+    if last_line is None:
+        return text
+    text = text.rstrip()
+    if text.endswith(last_line):
+        return text
+    return f"{text}\n\n{last_line}" if text else last_line
 
 
 def _arguments(call: ToolCall) -> Any:

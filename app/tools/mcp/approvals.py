@@ -1,5 +1,6 @@
 """A call of an `approve` tool, asked for (docs/tools.md#approvals): it is not made; tomo posts
-an approval card in the reply's thread and tells the model to end its reply saying it waits.
+an approval card in the reply's thread, and the result tells the model so and ends the reply
+with a line that says it waits for the person's decision (app.conversation.reply.tool_loop).
 
 Only a reply to a person's message can ask (that person alone decides). A reply asks for one
 call at most, and a conversation has one waiting at a time; a reply run again after a restart
@@ -24,7 +25,7 @@ from app.db import approvals
 from app.db.mcp_models import McpApproval
 from app.db.models import Message, Reply
 from app.llm.prompts import render
-from app.slack.approval_blocks import MAX_ARGUMENTS_CHARS, shown_arguments
+from app.slack.approval_blocks import MAX_ARGUMENTS_CHARS, say, shown_arguments
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
 from app.tools.base import Asker, ToolResult, failed
@@ -76,7 +77,8 @@ class ApprovalRequests:
                 tool=tool.name,
                 user=approval.user_id,
                 minutes=minutes(approval),
-            )
+            ),
+            last_line=say(approval.language, "reply_waits", user=approval.user_id),
         )
 
     async def _approval(

@@ -20,7 +20,8 @@ def minutes(approval: McpApproval) -> int:
 
 
 def status_line(approval: McpApproval, status: str) -> str:
-    """waiting, approved, called, call_failed, denied or expired, as the card says it."""
+    """waiting, approved, called, call_failed, cut_short, denied or expired, as the card
+    says it."""
     if status in ("waiting",):
         return say(approval.language, status, user=approval.user_id, minutes=minutes(approval))
     if status == "expired":

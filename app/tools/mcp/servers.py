@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.mcp_state import OK, UNREACHABLE, record_server
+from app.llm import litellm_module
 from app.settings_mcp import McpServer
 from app.tools.mcp.answers import Answer, McpUnreachable
 from app.tools.mcp.offer import OfferedTool, offered
@@ -81,6 +82,10 @@ class McpServers:
     async def _sdk(self, server: _Server) -> ModuleType:
         """The SDK's client module (imported on a thread, once), the server's HTTP client made."""
         if self._client is None:
+            # LiteLLM first, through its one loader (app.llm.client): the client imports
+            # LiteLLM's MCP helpers, and a second thread importing LiteLLM while the job
+            # worker's start-up imports it finds it half-made (an ImportError at start).
+            await litellm_module()
             self._client = await asyncio.to_thread(importlib.import_module, "app.tools.mcp.client")
         if server.http is None:
             server.http = self._client.http_client(server.config, seconds=self.call_seconds)
@@ -147,10 +152,16 @@ class McpServers:
         server = self._servers[tool.server]
         try:
             client = await self._sdk(server)
-            answer: Answer = await client.call_tool(
-                server.config, tool.tool, arguments, http=server.http, seconds=self.call_seconds
-            )
-        except McpUnreachable as error:
-            await self._down(server, str(error))
-            raise
-        return answer
+        except Exception as error:  # the SDK did not import: nothing was sent
+            failure = McpUnreachable(f"its client did not load ({type(error).__name__})")
+        else:
+            try:
+                answer: Answer = await client.call_tool(
+                    server.config, tool.tool, arguments, http=server.http, seconds=self.call_seconds
+                )
+            except McpUnreachable as error:
+                failure = error
+            else:
+                return answer
+        await self._down(server, str(failure))
+        raise failure

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from app.jobs.backend import Timer
 from app.slack.approval_blocks import APPROVE, BLOCK_PREFIX, DENY
 from tests.conftest import Tomo, wait_for
 from tests.fakes import FakeSlack
@@ -86,3 +87,15 @@ async def wait_state(tomo: Tomo, approval_id: int, state: str) -> None:
 
 def card_updates(slack: FakeSlack, card: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in slack.calls_to("chat.update") if c.get("ts") == card["ts"]]
+
+
+async def approval_timers(tomo: Tomo, n: int = 1) -> list[Timer]:
+    """The approval timers, once there are `n`: the reply that asked sets them as its job ends,
+    a moment after its post."""
+
+    async def timers() -> list[Timer]:
+        found = await tomo.timers("approval")
+        return found if len(found) >= n else []
+
+    await wait_for(timers, timeout=60, what=f"{n} approval timer(s)")
+    return await tomo.timers("approval")

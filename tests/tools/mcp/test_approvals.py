@@ -23,6 +23,7 @@ from tests.fakes.response_url import FakeResponseUrl
 from tests.tools.mcp.approving import (
     approval_id_of,
     approval_state,
+    approval_timers,
     card_of,
     card_updates,
     click,
@@ -33,6 +34,7 @@ from tests.tools.mcp.helpers import looked_at, mention, settings, tool_results
 pytestmark = pytest.mark.usefixtures("tracker")
 ARGUMENTS = {"title": "ログインできない", "body": "Since Monday <!channel> `rm -rf`"}
 ASKED = "I asked to create it; approve it on the card."
+LINE = ":hourglass_flowing_sand: Waiting for <@U1>'s decision on the approval card before I go on."
 
 
 def script(model: FakeModel, *after: str) -> None:
@@ -63,10 +65,8 @@ async def test_the_call_waits_for_the_card_and_approve_makes_it_once_then_the_re
         assert tracker.calls() == []
         (waiting,) = tool_results(model.requests[1])
         assert waiting.startswith("The call was not made") and "<@U1>" in waiting
-        assert [p["text"] for p in slack.posts()][-2:] == [card["text"], ASKED]
-        # Set by the web process once the reply's job has returned: a moment after its posts.
-        await wait_for(lambda: tomo.timers("approval"), what="the approval's timer")
-        (timer,) = await tomo.timers("approval")
+        assert [p["text"] for p in slack.posts()][-2:] == [card["text"], f"{ASKED}\n\n{LINE}"]
+        (timer,) = await approval_timers(tomo)
         assert timer.seconds_left is not None and 590 < timer.seconds_left <= 600
         shown = json.dumps(card["blocks"], ensure_ascii=False)
         assert "create_issue" in shown and "tracker" in shown and "<@U1>" in shown
@@ -230,16 +230,47 @@ async def test_a_restart_keeps_the_wait_and_the_click_after_it_makes_the_call_on
     assert slack.posts()[-1]["text"] == "Filed after the restart."
 
 
+async def left_calling(tomo: Tomo, approval: int, *, at: float) -> None:
+    """The state a kill -9 leaves while the call is on its way: `calling`, its process gone."""
+    async with tomo.runtime.engine.begin() as connection:
+        await connection.execute(
+            text(
+                "UPDATE mcp_approval SET state = 'calling', decision = 'approved', "
+                "decided_by = 'U1', called_at = :at WHERE id = :id"
+            ),
+            {"at": at, "id": approval},
+        )
+
+
 async def test_a_call_cut_short_by_a_stop_is_never_made_again(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel, tracker: FakeMcp
+) -> None:
+    """The one instance starts again: the call its last life was making is cut short at once
+    (not after STALE_CALL_SECONDS); the model is told it may have been made, the card says so,
+    and it is not made again."""
+    script(model, "It may or may not be filed; please check.")
+    async with start_tomo(**settings(tracker.url)) as tomo:
+        card = await asked(tomo, slack)
+        approval = approval_id_of(card)
+        await left_calling(tomo, approval, at=time.time())
+    async with start_tomo(**settings(tracker.url)) as tomo:
+        await wait_state(tomo, approval, "done")
+    assert tracker.calls() == []
+    (result,) = tool_results(model.requests[2])
+    assert "may or may not have been done" in result
+    assert slack.posts()[-1]["text"] == "It may or may not be filed; please check."
+    assert "it may or may not have been made" in card_updates(slack, card)[-1]["text"]
+
+
+async def test_a_call_left_calling_too_long_is_taken_as_cut_short(
     start_tomo: StartTomo,
     slack: FakeSlack,
     model: FakeModel,
     tracker: FakeMcp,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The state a kill -9 leaves while the call is on its way: `calling`, its process gone.
-    Once STALE_CALL_SECONDS (lowered) have passed, the model is told it may have been made,
-    and it is not made again."""
+    """Found `calling` by a job for longer than STALE_CALL_SECONDS (lowered), without a
+    restart: its process is gone all the same."""
     from app.conversation.approval import job as approval_job
 
     monkeypatch.setattr(approval_job, "STALE_CALL_SECONDS", 0.5)
@@ -247,17 +278,11 @@ async def test_a_call_cut_short_by_a_stop_is_never_made_again(
     async with start_tomo(**settings(tracker.url)) as tomo:
         card = await asked(tomo, slack)
         approval = approval_id_of(card)
-        async with tomo.runtime.engine.begin() as connection:
-            await connection.execute(
-                text(
-                    "UPDATE mcp_approval SET state = 'calling', decision = 'approved', "
-                    "decided_by = 'U1', called_at = :at WHERE id = :id"
-                ),
-                {"at": time.time(), "id": approval},
-            )
-    async with start_tomo(**settings(tracker.url)) as tomo:
+        await left_calling(tomo, approval, at=time.time() - 1)
+        services = tomo.runtime.services
+        assert services is not None and services.approval is not None
+        assert await services.approval.run(approval_id=approval) is None
         await wait_state(tomo, approval, "done")
     assert tracker.calls() == []
     (result,) = tool_results(model.requests[2])
     assert "may or may not have been done" in result
-    assert slack.posts()[-1]["text"] == "It may or may not be filed; please check."
