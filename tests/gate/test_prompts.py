@@ -19,6 +19,7 @@ from tests.conftest import StartTomo, Tomo, judgment_json, later_ts, purpose_of,
 from tests.fakes import FakeModel, FakeSlack
 from tests.gate.endpoint import SETTINGS, ask
 from tests.gate.test_guests import guests
+from tests.gate.test_scope_now import searched
 
 # What each memory and note says, by the conversation it comes from: unique words, in English
 # and in Japanese (people's words: the memories are written in the conversation's language).
@@ -161,3 +162,22 @@ async def test_a_judgment_where_a_guest_or_another_organisation_reads_recalls_no
         "C5": {"C5", "note:C5"},
         "C6": set(),
     }
+
+
+async def test_a_guest_cannot_forget_a_workspace_note_they_may_not_see(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    """forget_note goes through the same scope: from Gwen's DM the note of #general is none of
+    hers (an id guessed, as ids are shown in prompts elsewhere); the one of #design is."""
+    guests(slack)
+    async with start_tomo(**SETTINGS) as tomo:
+        await remember(tomo, JAPANESE)
+        ids = {
+            r["conversation"]: r["id"] for r in await tomo.rows("SELECT id, conversation FROM note")
+        }
+        calls = [("forget_note", {"id": ids["C1"]}), ("forget_note", {"id": ids["C5"]})]
+        dm = {"channel": "D5", "user": "U5", "channel_type": "im", "text": "メモを消して"}
+        said = await searched(tomo, slack, model, calls, **dm)
+        left = await tomo.rows("SELECT conversation FROM note")
+    assert said[0].startswith("error: no note") and said[1] == f"note {ids['C5']} removed"
+    assert left == [{"conversation": "C1"}]
