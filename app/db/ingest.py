@@ -184,7 +184,15 @@ def write_batch(
         )
     }
     lifted = _lift(connection, batch, live)
-    gate = Gate.of(lifted.left, keep_after=keep_after, removed=_removed(connection, batch, live))
+    # Which new messages Slack deleted already (its message_deleted came first): one read by
+    # the removal table's key, none for a batch without a new message.
+    news = [
+        d.change.message
+        for d, ok in zip(batch, live, strict=True)
+        if ok and isinstance(d.change, NewMessage)
+    ]
+    removed = removed_among(connection, [(m.channel, m.ts) for m in news])
+    gate = Gate.of(lifted.left, keep_after=keep_after, removed=removed)
 
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}
@@ -242,19 +250,6 @@ def _lift(connection: Connection, batch: Sequence[Delivery], live: list[bool]) -
         return erasure.Lifted([])
     found = erasure.marks(connection)
     return erasure.lift(connection, found, proofs) if found and proofs else erasure.Lifted(found)
-
-
-def _removed(
-    connection: Connection, batch: Sequence[Delivery], live: list[bool]
-) -> frozenset[tuple[str, str]]:
-    """Which of the batch's new messages Slack deleted already (their removal rows): one
-    read by the table's key, only for a batch with a new message."""
-    keys = [
-        (d.change.message.channel, d.change.message.ts)
-        for d, ok in zip(batch, live, strict=True)
-        if ok and isinstance(d.change, NewMessage)
-    ]
-    return removed_among(connection, keys) if keys else frozenset()
 
 
 def _defer(
