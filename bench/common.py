@@ -20,6 +20,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from app.gate.scope import Scope
+
 ROOT = Path(__file__).resolve().parents[1]
 # The PostgreSQL server the benchmarks that need one use (a scratch database of their own).
 POSTGRES = os.environ.get("TOMO_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -296,3 +298,11 @@ def query(database_url: str, sql: str, **params: object) -> list[tuple[object, .
             return [tuple(row) for row in connection.execute(text(sql), params)]
     finally:
         engine.dispose()
+
+
+class PublicScopes:
+    """The scope of an ordinary public channel, where nobody reads less: what the benches'
+    prompts are built with (in tomo app.gate.scopes decides it, asking Slack who reads)."""
+
+    async def for_conversation(self, channel: str) -> Scope:
+        return Scope(conversation=channel, private=frozenset())

@@ -29,7 +29,7 @@ from app.context.builder import ContextBuilder, Persona
 from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.slack.identity import Me
-from bench.common import machine, median, percentile
+from bench.common import PublicScopes, machine, median, percentile
 
 PEOPLE = 200
 THREAD_SUMMARIES = 20  # per channel
@@ -131,6 +131,7 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
         channel_messages_limit=50,
         thread_memory_days=7,
         active_channel_days=7,
+        scopes=PublicScopes(),
         reader=sqlite_reader(engine),  # as app.wiring.runtime builds it
     )
     statements = 0

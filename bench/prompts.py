@@ -45,7 +45,7 @@ from app.llm.prompts import render_parts
 from app.settings import DEFAULT_PERSONA_PROMPT, KNOWN_TOOLS, Settings
 from app.slack.identity import Me
 from app.tools.registry import OFFERS, class_definitions
-from bench.common import free_port, machine, median, running, uvicorn, wait_ready
+from bench.common import PublicScopes, free_port, machine, median, running, uvicorn, wait_ready
 
 # Every tool a reply may be offered (the notebook's name offers two), in their fixed order.
 EVERY_TOOL = tuple(offered for name in KNOWN_TOOLS for offered in OFFERS.get(name, (name,)))
@@ -184,6 +184,7 @@ async def replay(path: Path, seed: int, *, model_url: str, instructions: str | N
         channel_messages_limit=50,
         thread_memory_days=7,
         active_channel_days=7,
+        scopes=PublicScopes(),
     )
     me = Me(user_id="UBOT", bot_id="BBOT")
     tools = class_definitions(EVERY_TOOL)

@@ -25,7 +25,7 @@ from app.db.conversation_facts import CONVERSIONS, MembershipChanged, note_conve
 from app.db.dialects import upsert
 from app.db.erasure import ErasureChange, Installed, note_erasure
 from app.db.models import Message, SeenEvent
-from app.db.removal import remove_messages
+from app.db.removal import remove_messages, removed_among
 from app.domain import Route, RouteKind
 from app.gate.rules import Gate
 from app.slack.events import ChannelShared, IncomingMessage, MessageDeleted, MessageEdited
@@ -161,8 +161,9 @@ def write_batch(
     DELETE per deletion (app.db.removal), a row per channel or workspace taken away.
 
     What the gate refuses (app.gate.rules: older than `keep_after`, the retention; of a channel
-    or workspace tomo was removed from; written before its channel's forget) is not stored:
-    its event is acknowledged all the same.
+    or workspace tomo was removed from; written before its channel's forget; deleted already,
+    its `message_deleted` delivered first) is not stored: its event is acknowledged all the
+    same.
     `reroute` may give the new messages other routes (one read for the batch) before they are
     stored; their outcomes say so."""
     event_ids = list(dict.fromkeys(d.event_id for d in batch if d.event_id))
@@ -183,7 +184,15 @@ def write_batch(
         )
     }
     lifted = _lift(connection, batch, live)
-    gate = Gate.of(lifted.left, keep_after=keep_after)
+    # Which new messages Slack deleted already (its message_deleted came first): one read by
+    # the removal table's key, none for a batch without a new message.
+    news = [
+        d.change.message
+        for d, ok in zip(batch, live, strict=True)
+        if ok and isinstance(d.change, NewMessage)
+    ]
+    removed = removed_among(connection, [(m.channel, m.ts) for m in news])
+    gate = Gate.of(lifted.left, keep_after=keep_after, removed=removed)
 
     # One row per message; when both copies of a mention share a batch, the app_mention wins.
     new_messages: dict[tuple[str, str], NewMessage] = {}

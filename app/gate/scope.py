@@ -13,6 +13,11 @@ DM alone; in a channel or group DM any such person is in (a Slack Connect channe
 conversation alone. Never another person's DM. A conversation tomo knows nothing of counts as
 private. What the model asks for changes none of this: the scope comes from where the reply
 goes. Nothing written before its channel's `/tomo forget` is shown either (app.gate.rules).
+
+A prompt obeys the same rule (app.context.builder): what it recalls of other conversations —
+the workspace's memories, other channels' memories, the workspace's notes — only where the
+scope allows it. Statements built once take a scope as bind parameters (`Scope.bound`,
+`shown_public`, `every_shown`).
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, false, or_, select
+from sqlalchemy import Boolean, ColumnElement, and_, bindparam, exists, false, or_, select
 
 from app.db.models import Channel
 from app.gate.rules import forgotten_condition
 
 _CHANNELS = Channel.__table__.c  # type: ignore[attr-defined]
+# The bind parameters a scope gives a statement built once (`Scope.bound`).
+_PUBLIC, _PRIVATE, _BEYOND = "scope_public", "scope_private", "scope_beyond"
 
 
 @dataclass(frozen=True)
@@ -57,3 +64,29 @@ class Scope:
         readable = or_(*allowed) if allowed else false()
         kept = forgotten_condition(self.forgotten, channel_column, created_column)
         return readable if kept is None else and_(readable, kept)
+
+    def bound(self) -> dict[str, Any]:
+        """This scope as the values of `shown_public` and `every_shown`'s bind parameters."""
+        return {
+            _PUBLIC: self.public,
+            _PRIVATE: sorted(self.private),
+            _BEYOND: bool(self.private - {self.conversation}),
+        }
+
+
+def shown_public(channel: Any) -> ColumnElement[bool]:
+    """SQL with a scope's bind parameters (`Scope.bound`): what comes from the public channel
+    `channel` (a column) may be shown: where public channels are, or it is one of the scope's."""
+    return or_(bindparam(_PUBLIC, type_=Boolean), channel.in_(bindparam(_PRIVATE, expanding=True)))
+
+
+def every_shown(channel: Any, *among: ColumnElement[bool]) -> ColumnElement[bool]:
+    """SQL with a scope's bind parameters: what is made of every public channel `channel` (a
+    column of its own table or alias) names where `among` holds may be shown — where public
+    channels are, or, where the scope reaches beyond its own conversation (a guest's DM), when
+    each of them is one of the scope's; never where the conversation is all it shows."""
+    hidden = select(channel).where(*among, channel.not_in(bindparam(_PRIVATE, expanding=True)))
+    return or_(
+        bindparam(_PUBLIC, type_=Boolean),
+        and_(bindparam(_BEYOND, type_=Boolean), ~exists(hidden)),
+    )

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
@@ -49,8 +49,9 @@ class Here:
     kind: str  # public, dm, private (a private channel, a group DM, or unknown)
     shared: bool  # a Slack Connect channel: people of another organisation read it
     dm_user: str | None  # the person of a DM
-    forgotten: Mapping[str, float]  # the gate's forget times
-    changed: Mapping[str, float]  # person or conversation id -> last membership change
+    forgotten: Mapping[str, float]  # the gate's forget times (empty: not asked for)
+    here_changed: float  # when its memberships last changed (0: never told)
+    person_changed: float  # when those of the person asking (or the DM's) last changed
 
 
 class Scopes:
@@ -68,24 +69,33 @@ class Scopes:
         self._memberships = Memberships(slack)
 
     async def for_asker(self, asker: Reader) -> Scope:
-        here = asker.channel
-        found = await self._here(here, [k for k in (asker.user_id, here) if k])
+        """What a reply posted where `asker` says may show (a tool's results)."""
+        return await self._scope(asker.channel, asker.user_id, forgotten=True)
+
+    async def for_conversation(self, channel: str) -> Scope:
+        """What a prompt of `channel` may recall of other conversations (app.context.builder):
+        the scope of a reply posted there, whoever asked (a DM's is its person's)."""
+        return await self._scope(channel, None, forgotten=False)
+
+    async def _scope(self, here: str, user_id: str | None, *, forgotten: bool) -> Scope:
+        found = await self._here(here, user_id, forgotten=forgotten)
         kept: dict[str, Any] = {"conversation": here, "forgotten": found.forgotten}
         alone = Scope(private=frozenset({here}), public=False, **kept)
         if found.kind == "dm":
-            person = asker.user_id or found.dm_user
-            if not person:
-                return Scope(private=frozenset({here}), **kept)
-            since = found.changed.get(person, 0.0)
+            person = user_id or found.dm_user
+            if not person:  # a DM whose person tomo does not know: it may be anyone
+                return alone
             standing = (await self._standings([person]))[person]
             if standing is Standing.GUEST:
-                theirs = await self._memberships.channels_of_guest(person, changed_at=since)
+                theirs = await self._memberships.channels_of_guest(
+                    person, changed_at=found.person_changed
+                )
                 return Scope(private=(theirs or frozenset()) | {here}, public=False, **kept)
             if standing.reads_less:
                 return alone
-            private = await self._memberships.private_of(person, changed_at=since)
+            private = await self._memberships.private_of(person, changed_at=found.person_changed)
             return Scope(private=(private or frozenset()) | {here}, **kept)
-        if found.shared or await self._anyone_reads_less(here, found.changed.get(here, 0.0)):
+        if found.shared or await self._anyone_reads_less(here, found.here_changed):
             return alone
         if found.kind == "public":
             return Scope(private=frozenset(), **kept)
@@ -112,6 +122,8 @@ class Scopes:
 
     async def _standings_stored(self, people: Iterable[str]) -> dict[str, Standing]:
         wanted = list(people)
+        if not wanted:
+            return {}
         team = self._identity.team_id if self._identity is not None else None
         org = self._identity.enterprise_id if self._identity is not None else None
         async with self._engine.connect() as connection:
@@ -126,30 +138,55 @@ class Scopes:
             by_id = {row.id: row for row in rows.all()}
         return {p: standing_of(by_id.get(p), team_id=team, enterprise_id=org) for p in wanted}
 
-    async def _here(self, channel: str, keys: list[str]) -> Here:
+    async def _here(self, channel: str, user_id: str | None, *, forgotten: bool) -> Here:
+        """One read for a conversation tomo knows (its row, and when the memberships of it and
+        of its person last changed); the gate's forget times only when `forgotten`."""
         async with self._engine.connect() as connection:
             row = (
-                await connection.execute(
-                    select(
-                        col(Channel.is_private),
-                        col(Channel.is_im),
-                        col(Channel.is_ext_shared),
-                        col(Channel.name),
-                    ).where(col(Channel.id) == channel)
-                )
+                await connection.execute(_HERE, {"channel": channel, "user": user_id or ""})
             ).first()
-            forgotten = (await to_show(connection)).forgotten
-            changed = await _changes(connection, keys)
-        if (row is not None and row.is_im) or (row is None and channel.startswith("D")):
-            kind = "dm"
-        elif row is not None and not row.is_private:
-            kind = "public"
-        else:
-            kind = "private"
-        shared = bool(row is not None and row.is_ext_shared)
+            forgets = (await to_show(connection)).forgotten if forgotten else {}
+            if row is None:
+                keys = [k for k in (user_id, channel) if k]
+                changed = await _changes(connection, keys)
+        if row is None:
+            kind = "dm" if channel.startswith("D") else "private"
+            return Here(kind, False, None, forgets, changed.get(channel, 0.0),
+                        changed.get(user_id or "", 0.0))  # fmt: skip
+        kind = "dm" if row.is_im else "private" if row.is_private else "public"
         # A DM's Channel row is named after its person (app.context.directory).
-        dm_user = row.name if row is not None and row.is_im and row.name else None
-        return Here(kind, shared, dm_user, forgotten, changed)
+        dm_user = row.name if row.is_im and row.name else None
+        person_changed = row.user_changed if user_id else row.dm_user_changed
+        return Here(
+            kind,
+            bool(row.is_ext_shared),
+            dm_user,
+            forgets,
+            float(row.here_changed or 0.0),
+            float(person_changed or 0.0),
+        )
+
+
+def _changed_at(key: Any) -> Any:
+    """SQL: when Slack last told of a membership change of `key` (a person or conversation)."""
+    return (
+        select(col(ConversationChange.changed_at))
+        .where(col(ConversationChange.key) == key)
+        .scalar_subquery()
+    )
+
+
+# A conversation's row with when its memberships, and its person's (the one asking, or a
+# DM's), last changed: built once, read for every reply and prompt.
+_HERE = select(
+    col(Channel.is_private),
+    col(Channel.is_im),
+    col(Channel.is_ext_shared),
+    col(Channel.name),
+    _changed_at(col(Channel.id)).label("here_changed"),
+    _changed_at(bindparam("user")).label("user_changed"),
+    _changed_at(col(Channel.name)).label("dm_user_changed"),
+).where(col(Channel.id) == bindparam("channel"))
 
 
 async def _changes(connection: AsyncConnection, keys: list[str]) -> dict[str, float]:

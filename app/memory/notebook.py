@@ -6,7 +6,9 @@ conversation may see it, while that channel stays public (a channel made private
 notes to itself from then, decided when they are read). One written anywhere else (a private
 channel, a group DM, a DM, or a conversation tomo knows nothing of) is that conversation's
 alone, shown nowhere else, not even in a DM with one of its members. Who may see a note is
-decided here, from the conversation a reply is posted in, never from what the model asks.
+decided here, from the conversation a reply is posted in and its scope (app.gate.scope: where
+a guest or a person of another organisation reads, the workspace's notes only of the
+channels they read, if any), never from what the model asks.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from sqlmodel import col
 from app.db.dialects import upsert
 from app.db.models import Channel, Note
 from app.domain import NoteLine
+from app.gate.scope import Scope, shown_public
 
 WORKSPACE = "workspace"
 CONVERSATION = "conversation"
@@ -63,9 +66,11 @@ def _shared() -> ColumnElement[bool]:
 
 
 def visible_in(channel: Any) -> ColumnElement[bool]:
-    """SQL: the notes a reply posted in `channel` (a value or a bound parameter) may show:
-    the workspace's, and the conversation's own."""
-    return or_(_shared(), col(Note.conversation) == channel)
+    """SQL with the bind parameters of the reply's scope (`Scope.bound`): the notes a reply
+    posted in `channel` (a value or a bound parameter) may show: the workspace's that its
+    scope allows, and the conversation's own."""
+    shared = and_(_shared(), shown_public(col(Note.conversation)))
+    return or_(shared, col(Note.conversation) == channel)
 
 
 def written_in(channel: str) -> ColumnElement[bool]:
@@ -135,11 +140,13 @@ async def write(
     return Written(note=Note.model_validate(dict(row._mapping)), new=bool(inserted.rowcount))
 
 
-async def remove(engine: AsyncEngine, *, note_id: int, channel: str) -> bool:
-    """Delete a note a reply posted in `channel` may see; False when there is none such."""
+async def remove(engine: AsyncEngine, *, note_id: int, scope: Scope) -> bool:
+    """Delete a note a reply posted in the scope's conversation may see; False when there is
+    none such."""
     async with engine.begin() as connection:
         deleted = await connection.execute(
-            delete(Note).where(col(Note.id) == note_id, visible_in(channel))
+            delete(Note).where(col(Note.id) == note_id, visible_in(scope.conversation)),
+            scope.bound(),
         )
     return bool(deleted.rowcount)
 
@@ -170,10 +177,11 @@ def _prompt_statement() -> CompoundSelect:
 _FOR_PROMPT = _prompt_statement()
 
 
-def for_prompt(connection: Connection, channel: str) -> tuple[NoteLine, ...]:
-    """The notes a prompt in `channel` shows, newest first: the important ones it may see (at
-    most IMPORTANT_LIMIT) and its own RECENT_LIMIT most recent."""
-    rows = {row.id: row for row in connection.execute(_FOR_PROMPT, {"channel": channel})}
+def for_prompt(connection: Connection, scope: Scope) -> tuple[NoteLine, ...]:
+    """The notes a prompt in the scope's conversation shows, newest first: the important ones
+    it may see (at most IMPORTANT_LIMIT) and its own RECENT_LIMIT most recent."""
+    bound = {"channel": scope.conversation, **scope.bound()}
+    rows = {row.id: row for row in connection.execute(_FOR_PROMPT, bound)}
     ordered = sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True)
     return tuple(line_of(row) for row in ordered)
 

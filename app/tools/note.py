@@ -115,7 +115,8 @@ class ForgetNoteTool:
             note_id = int(note_id)
         if isinstance(note_id, bool) or not isinstance(note_id, int):
             return failed("id is a note's number")
-        removed = await notebook.remove(self._kit.engine, note_id=note_id, channel=asker.channel)
+        scope = await self._kit.scopes.for_asker(asker)
+        removed = await notebook.remove(self._kit.engine, note_id=note_id, scope=scope)
         if not removed:
             return failed(f"no note {note_id} here (it is gone, or not this conversation's)")
         return ToolResult(text=f"note {note_id} removed")

@@ -106,11 +106,20 @@ def build_job_services(
 ) -> JobServices:
     llm = LLM(settings, sessions)
     locks = ConversationLocks()
+    # One gate for who may see what, for the tools and the prompts alike (what Slack said of
+    # memberships is kept once in this process).
+    scopes = Scopes(
+        engine=engine,
+        slack=slack,
+        identity=identity,
+        learn=lambda people: directory.learn(channel=None, people=people),
+    )
     builder = ContextBuilder(
         persona=Persona(settings.PERSONA_NAME, settings.persona_prompt),
         channel_messages_limit=settings.CHANNEL_MESSAGES_LIMIT,
         thread_memory_days=settings.THREAD_MEMORY_DAYS,
         active_channel_days=settings.ACTIVE_CHANNEL_DAYS,
+        scopes=scopes,
         reader=sqlite_reader(engine),
         learn=directory.learn,
     )
@@ -131,12 +140,7 @@ def build_job_services(
         slack=slack,
         identity=identity,
         llm=llm,
-        scopes=Scopes(
-            engine=engine,
-            slack=slack,
-            identity=identity,
-            learn=lambda people: directory.learn(channel=None, people=people),
-        ),
+        scopes=scopes,
         recorder=recorder,
     )
     mcp, more = _mcp(settings, engine, slack)

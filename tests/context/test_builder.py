@@ -10,11 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import event
 
-from app.context.builder import window
+from app.context.builder import ContextBuilder, Persona, window
 from app.context.memories import CHANNEL_MEMORY_LIMIT, MEMORY_BUDGET_CHARS, MEMORY_CHAR_LIMIT
-from app.db.engine import create_engine, session_factory
+from app.db.engine import create_engine, session_factory, sqlite_reader
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import ChannelMemory, ChannelMessages, ChatMessage, Context
+from app.gate.scopes import Scopes
 from app.llm.prompts import render
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -62,38 +63,59 @@ async def add_channels(tomo: Tomo, first: int, last: int, *, now: float, size: i
 
 
 async def test_building_a_context_costs_the_same_queries_for_2_and_30_channels(
-    start_tomo: StartTomo,
+    start_tomo: StartTomo, slack: FakeSlack
 ) -> None:
+    """Counted with the conversation's scope (app.gate.scopes: one read of the conversation,
+    one of who its people are), which the builder asks for before it reads."""
+    slack.add_channel("C1", "general", members=("U1", "U2"))
     async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
         await wait_for(lambda: known(tomo, 2), what="the directory")
         now = time.time()
         await add_channels(tomo, 1, 2, now=now)
         engine = create_engine(tomo.settings.DATABASE_URL)
+        runtime = tomo.runtime
+        builder = ContextBuilder(
+            persona=Persona("tomo", "a friend"),
+            channel_messages_limit=tomo.settings.CHANNEL_MESSAGES_LIMIT,
+            thread_memory_days=tomo.settings.THREAD_MEMORY_DAYS,
+            active_channel_days=tomo.settings.ACTIVE_CHANNEL_DAYS,
+            scopes=Scopes(
+                engine=engine,
+                slack=runtime.slack,
+                identity=runtime.identity,
+                learn=lambda people: runtime.directory.learn(channel=None, people=people),
+            ),
+            reader=sqlite_reader(engine),  # as app.wiring.job_services builds it
+        )
         statements: list[str] = []
 
         def count(*args: Any) -> None:
             statements.append(args[2])
 
-        builder, me = tomo.runtime.builder, tomo.runtime.identity.me()
+        me = runtime.identity.me()
         for executing in (engine.sync_engine, builder.reader):  # the reader: on SQLite
             if executing is not None:
                 event.listen(executing, "before_cursor_execute", count)
         sizes = []
+        thread = ts_at(now - 3600 + 1, 1)
         try:
+            # Once first: the people of #general are learnt from Slack (a write of theirs).
+            async with session_factory(engine)() as session:
+                await builder.build(session, channel_id="C1", thread_ts=thread, me=me)
             for first, last in ((None, None), (3, 30)):
                 if first is not None and last is not None:
                     await add_channels(tomo, first, last, now=now)
                 statements.clear()
                 async with session_factory(engine)() as session:
-                    context = await builder.build(
-                        session, channel_id="C1", thread_ts=ts_at(now - 3600 + 1, 1), me=me
-                    )
+                    context = await builder.build(session, channel_id="C1", thread_ts=thread, me=me)
                 sizes.append((len(statements), len(context.channel_memories)))
         finally:
+            builder.close()
             await engine.dispose()
 
     (queries_2, channels_2), (queries_30, channels_30) = sizes
-    assert 0 < queries_2 == queries_30 <= 7  # the standing instructions are the 7th
+    # The scope's 2, then the builder's 7 (the standing instructions are the 7th).
+    assert 0 < queries_2 == queries_30 <= 9, statements
     assert channels_2 == 2
     assert channels_30 == CHANNEL_MEMORY_LIMIT + 1  # the current channel and the 20 latest
 
