@@ -5,7 +5,7 @@ exists, so the zeros are in its own files)."""
 
 from __future__ import annotations
 
-from app.conversation import claims
+from app.conversation.claims import taking as claims
 from app.domain import ReplyReason
 from app.observability.metrics import Known
 from app.settings import Settings
@@ -53,7 +53,7 @@ SLACK_METHODS = (
     "assistant.threads.setTitle",
     "assistant.threads.setSuggestedPrompts",
 )
-# How a reply's claim is settled (app.conversation.claims.settle).
+# How a reply's claim is settled (app.conversation.claims.taking.settle).
 REPLY_OUTCOMES = (claims.POSTED, claims.FAILED, claims.INTERRUPTED, claims.UNCERTAIN)
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.assistant.suggested import SuggestedPrompts
-from app.conversation import claims
+from app.conversation.claims import taking as claims
 from app.conversation.intake import Intake
 from app.conversation.reply.on_it import OnIt
 from app.conversation.timing.policy import TimerPolicy

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.conversation import claims
+from app.conversation.claims import taking as claims
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 

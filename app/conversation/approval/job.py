@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.conversation import claims
+from app.conversation.claims import taking as claims
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.prompt import Turns, reply_messages

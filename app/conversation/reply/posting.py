@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage

@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.assistant.titles import title_thread
-from app.conversation import claims
 from app.conversation.answered import answered_through
+from app.conversation.claims import taking as claims
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.prompt import Turns, reply_messages, turn_messages

@@ -16,8 +16,8 @@ from urllib.parse import urlparse
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.conversation import claims
-from app.conversation.claims import Claim
+from app.conversation.claims import taking as claims
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.on_it import REACTION_NAME
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.stream_text import SafeText, split_for_stream

@@ -14,7 +14,7 @@ import logging
 from typing import Any
 from urllib.parse import urlparse
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.on_it import STATUS_TEXT
 from app.conversation.reply.tool_loop import Progress, Task
 from app.domain import Context

@@ -9,8 +9,8 @@ import time
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.conversation import claims
-from app.conversation.claims import NOT_SPOKEN
+from app.conversation.claims import taking as claims
+from app.conversation.claims.taking import NOT_SPOKEN
 from app.conversation.timing.policy import TimerPolicy
 from app.db.models import Judgment, Message, Reply
 from app.db.poison import without_poison

@@ -29,7 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
-from app.conversation.claims import OWED, WITHHELD, insert_guard, spoke
+from app.conversation.claims.taking import OWED, WITHHELD, insert_guard, spoke
 from app.conversation.timing.participation import asked
 from app.conversation.voice.channel_modes import ChannelMode, Mode, read_mode
 from app.db.models import Reply

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.posting import EVENT_TYPE
 from app.conversation.reply.service import APOLOGY
 from app.conversation.reply.streaming import StreamedReplies

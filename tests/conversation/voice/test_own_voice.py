@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.conversation import claims
+from app.conversation.claims import taking as claims
 from app.conversation.voice.own_voice import OwnVoice
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
