@@ -18,7 +18,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.assistant.suggested import SuggestedPrompts
-from app.conversation.claims import taking as claims
+from app.conversation.claims.ending import interrupt as interrupt_claims
 from app.conversation.intake import Intake
 from app.conversation.reply.on_it import OnIt
 from app.conversation.timing.policy import TimerPolicy
@@ -254,7 +254,7 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
         """A reply or digest whose instance died mid-way: its claim is owed again, for the
         retry."""
         if kind is JobKind.REPLY:
-            await claims.interrupt(
+            await interrupt_claims(
                 engine, channel=details["channel"], thread_ts=details["thread_ts"]
             )
         elif kind is JobKind.DIGEST:

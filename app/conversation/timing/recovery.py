@@ -9,8 +9,8 @@ import time
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from app.conversation.claims import taking as claims
-from app.conversation.claims.taking import NOT_SPOKEN
+from app.conversation.claims import ending, taking
+from app.conversation.claims.status import NOT_SPOKEN, OWED, UNFINISHED
 from app.conversation.timing.policy import TimerPolicy
 from app.db.models import Judgment, Message, Reply
 from app.db.poison import without_poison
@@ -47,7 +47,7 @@ async def restore_timers(
     conversations whose reply runs now, somewhere: their claims are not left over."""
     now = time.time() if now is None else now
     since = now - max_age
-    interrupted = await claims.interrupt_unfinished(session, keep=replying or set())
+    interrupted = await ending.interrupt_unfinished(session, keep=replying or set())
     if interrupted:
         logger.warning("%d reply(ies) were cut short by the last stop", interrupted)
     # A conversation's newest message is its newest turn: a note (a join, a topic), a
@@ -70,26 +70,26 @@ async def restore_timers(
     replies = (await session.exec(select(Reply).where(Reply.created_at >= since))).all()
     # A reply cut short before it was posted is owed still (its claim can be taken over).
     answered = {
-        (r.channel, r.thread_ts, r.trigger_ts) for r in replies if r.status not in claims.UNFINISHED
+        (r.channel, r.thread_ts, r.trigger_ts) for r in replies if r.status not in UNFINISHED
     }
     # A message is answered once a reply's prompt held it (app.conversation.answered): one
     # that came while tomo wrote is owed still, though tomo's post came after it.
     held: dict[tuple[str, str], float] = {}
     for r in replies:
-        if r.status not in claims.UNFINISHED and (r.status not in NOT_SPOKEN or r.posted_ts):
+        if r.status not in UNFINISHED and (r.status not in NOT_SPOKEN or r.posted_ts):
             where = (r.channel, r.thread_ts)
             held[where] = max(held.get(where, 0.0), float(r.trigger_ts))
     restored = 0
     # One that had begun posting (or could not tell whether Slack has a post) is finished by
     # the conversation's next reply job, which looks its posts up in Slack first.
     for reply in replies:
-        if reply.status in claims.OWED and reply.chunks is not None:
+        if reply.status in OWED and reply.chunks is not None:
             await timer_policy.schedule_reply(
                 channel=reply.channel,
                 thread_ts=reply.thread_ts,
                 run_at=now,
                 latest_ts=reply.trigger_ts,
-                reason=claims.reason_of(reply),
+                reason=taking.reason_of(reply),
                 replace=False,
             )
             restored += 1
