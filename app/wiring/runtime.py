@@ -188,17 +188,16 @@ def build_runtime(
         assert core.services is not None
         jobs = InlineJobs(core.services.handlers())
         on_it = core.services.on_it
-    reply = on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it)
     approval_timers = None
     if settings.mcp_servers:
         from app.conversation.approval.timers import ApprovalTimers
 
         approval_timers = ApprovalTimers(engine=engine, timers=timers, run=jobs.approval)
-        reply = approval_timers.after(reply)
     timer_policy = TimerPolicy(
         timers=timers,
         judge=jobs.judgment,
-        reply=reply,
+        reply=on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it),
+        after_reply=approval_timers.after_reply if approval_timers is not None else None,
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
         follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,

@@ -76,31 +76,43 @@ class OnIt:
         self._waiting: Counter[tuple[str, str]] = Counter()  # holding or awaiting each lock
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def around(self, job: JobFunc, *, elsewhere: Callable[[], bool] | None = None) -> JobFunc:
-        """The reply job, with the sign up while it runs (for mentions and DMs). While
-        `elsewhere()` is true (the job worker is up, its libraries loaded), the job is asked to put
-        the sign up itself (`on_it=True`): two Slack calls a mention, a millisecond or two of
-        CPU each, then cost the worker's core rather than the one that acknowledges events."""
+    def around(self, job: JobFunc, *, elsewhere: Callable[[], bool]) -> JobFunc:
+        """The reply job as the process that keeps the timers runs it, with the sign up while
+        it runs (for mentions and DMs). While `elsewhere()` is true (the job worker is up, its
+        libraries loaded), the job is asked to put the sign up itself (`on_it=True`: its
+        ReplyService does): two Slack calls a mention, a millisecond or two of CPU each, then
+        cost the worker's core rather than the one that acknowledges events."""
 
         async def reply_with_sign(**kwargs: Any) -> Any:
             reason, ts = kwargs.get("reason"), kwargs.get("latest_ts")
             if reason is None or not ReplyReason(reason).shows_on_it or not ts:
                 return await job(**kwargs)
-            if elsewhere is not None and elsewhere():
+            if elsewhere():
                 return await job(**kwargs, on_it=True)
             channel, thread_ts = str(kwargs["channel"]), str(kwargs.get("thread_ts") or "")
-            shown = asyncio.Event()
-            showing = self._spawn(
-                self.show(channel, thread_ts, str(ts), reason=str(reason), shown=shown)
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(shown.wait(), HEAD_START_SECONDS)
-            try:
+            async with self.during(channel, thread_ts, str(ts), reason=ReplyReason(reason)):
                 return await job(**kwargs)
-            finally:
-                self._spawn(self._clear_after(showing))
 
         return reply_with_sign
+
+    @contextlib.asynccontextmanager
+    async def during(
+        self, channel: str, thread_ts: str, ts: str, *, reason: ReplyReason
+    ) -> AsyncIterator[None]:
+        """The sign up while the block runs, for a reply whose reason shows it: the block waits
+        a moment for it (HEAD_START_SECONDS) so that the sign comes first; it is cleared after
+        the block, in the background."""
+        if not reason.shows_on_it or not ts:
+            yield
+            return
+        shown = asyncio.Event()
+        showing = self._spawn(self.show(channel, thread_ts, ts, reason=str(reason), shown=shown))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(shown.wait(), HEAD_START_SECONDS)
+        try:
+            yield
+        finally:
+            self._spawn(self._clear_after(showing))
 
     async def show(
         self,

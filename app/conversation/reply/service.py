@@ -3,6 +3,7 @@ store the post."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import unicodedata
 from contextlib import AbstractAsyncContextManager
@@ -17,6 +18,7 @@ from app.conversation.claims import ending, taking
 from app.conversation.claims.status import ReplyStatus
 from app.conversation.claims.taking import Claim
 from app.conversation.job import ConversationJob, JobParts
+from app.conversation.reply.on_it import OnIt
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.prompt import Turns, reply_messages, turn_messages
 from app.conversation.reply.streaming import StreamedReplies
@@ -62,13 +64,15 @@ class ReplyService(ConversationJob):
         streaming: bool = False,
         api_url: str = "",
         tools: ToolLoop | None = None,
+        on_it: OnIt | None = None,
     ) -> None:
+        """`on_it`: the sign this process puts up when a job asks for it (the job worker's)."""
         super().__init__(JobKind.REPLY, parts)
+        self._on_it = on_it
         self._engine = engine
         self._slack = slack
         self._history = history
         self._limit = history_limit
-        self._slack = slack
         self._poster = Poster(slack=slack, recorder=recorder, identity=parts.identity)
         # The model's answer, after the rounds of tool calls it asks for (none: no tools).
         self._loop = tools or ToolLoop(llm=parts.llm, toolbox=None, max_rounds=0)
@@ -88,15 +92,22 @@ class ReplyService(ConversationJob):
         thread_ts: str,
         latest_ts: str = "",
         reason: ReplyReason | str = ReplyReason.JUDGMENT,
+        on_it: bool = False,
     ) -> list[str]:
-        """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
+        """Answer the conversation; returns the ts of what was posted (empty when nothing).
+        `on_it`: the "on it" sign goes up here meanwhile, as the process that keeps the timers
+        asked (app.conversation.reply.on_it)."""
         why = ReplyReason(reason)  # a string when it came from the job worker's socket
-        return await self._guarded(
-            channel,
-            thread_ts,
-            lambda: self._reply(channel, thread_ts, latest_ts, why),
-            nothing=[],
-        )
+        sign: AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        if on_it and self._on_it is not None:
+            sign = self._on_it.during(channel, thread_ts, latest_ts, reason=why)
+        async with sign:
+            return await self._guarded(
+                channel,
+                thread_ts,
+                lambda: self._reply(channel, thread_ts, latest_ts, why),
+                nothing=[],
+            )
 
     async def _reply(
         self, channel: str, thread_ts: str, latest_ts: str, reason: ReplyReason
