@@ -29,8 +29,9 @@ from app.conversation.claims.taking import Claim
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.prompt import Turns, reply_messages
-from app.conversation.reply.service import APOLOGY, usable
+from app.conversation.reply.service import usable
 from app.conversation.reply.tool_loop import ToolLoop
+from app.conversation.reply.words import apology
 from app.db import approvals
 from app.db.approvals import DECLINED, State
 from app.db.mcp_models import McpApproval
@@ -216,9 +217,9 @@ class ApprovalJob(ConversationJob):
         try:
             answer = await self._loop.complete(messages, asker=asker)
         except LLMError as error:
-            return APOLOGY, str(error)
+            return apology(approval.language), str(error)
         if not format_reply(answer) or not usable(answer):
-            return APOLOGY, f"unusable answer: {answer[:80]!r}"
+            return apology(approval.language), f"unusable answer: {answer[:80]!r}"
         return answer, None
 
     async def _deliver(self, claim: Claim, chunks: list[str], *, look_first: bool) -> None:

@@ -25,6 +25,7 @@ from app.conversation.reply.streaming import StreamedReplies
 from app.conversation.reply.thread_history import ThreadHistory
 from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.reply.tool_progress import asker_for, thread_status
+from app.conversation.reply.words import apology, language_answered
 from app.conversation.skips import newest_human, reply_skip
 from app.db.recorder import Recorder
 from app.domain import Context, ReplyReason
@@ -34,9 +35,6 @@ from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)
-
-APOLOGY = "ごめんなさい、今はうまく答えられません。少ししてからもう一度話しかけてください。\n(Sorry, I can't answer right now. Please try again in a moment.)"  # noqa: E501
-
 
 # Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
 _MARKUP = frozenset("*_~`>#-=|[](){}")
@@ -216,7 +214,7 @@ class ReplyService(ConversationJob):
             if not claim.reason.asked:
                 await ending.settle(self._engine, claim, status=ReplyStatus.FAILED, error=failure)
                 return []
-            chunks = format_reply(APOLOGY)
+            chunks = format_reply(apology(language_answered(context, claim.trigger_ts)))
         await ending.store_chunks(self._engine, claim.id, chunks, error=failure)
         return await self._deliver(replace(claim, error=failure), chunks, look_first=False)
 
