@@ -1,9 +1,11 @@
 """tomo's vocabulary, shared by every layer: where a new message goes (`Route`), why a reply is
-made (`ReplyReason`), and the objects prompts are made of (messages, channel messages,
-memories, `Context`). Nothing here does I/O or imports the rest of tomo."""
+made (`ReplyReason`), the language of a text (`language_of`), and the objects prompts are made
+of (messages, channel messages, memories, `Context`). Nothing here does I/O or imports the
+rest of tomo."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -97,6 +99,16 @@ class SharedFile:
     def readable(self) -> bool:
         """A kind of file tomo reads: an image, a PDF, a text file or a snippet."""
         return self.is_image or self.is_pdf or self.is_text
+
+
+# Hiragana, katakana (with the long-vowel mark), CJK ideographs, half-width katakana.
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
+
+
+def language_of(text: str) -> str:
+    """The language tomo's own words take for a text: `ja` when it has Japanese in it, else
+    `en` (templates/ hold both)."""
+    return "ja" if _JAPANESE.search(text) else "en"
 
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

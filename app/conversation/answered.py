@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col
 
-from app.conversation.claims import OWED, spoke
+from app.conversation.claims.status import OWED, spoke
 from app.db.models import Reply
 
 

@@ -153,7 +153,7 @@ class Reply(SQLModel, table=True):
     trigger_ts: str = Field(max_length=32)
     reason: str = Field(default="", max_length=16)  # mention, dm, auto_reply, judgment
     # claimed, posted, failed; interrupted (its process stopped), uncertain (a post's outcome
-    # is unknown: looked up in Slack before anything is posted again). See services/claims.
+    # is unknown: looked up in Slack before anything is posted again): app.conversation.claims.
     status: str = Field(default="claimed", max_length=16)
     posted_ts: str | None = Field(default=None, max_length=32)
     error: str | None = None

@@ -1,8 +1,8 @@
 """The one interface to the timers, whichever engine keeps them (JOB_BACKEND).
 
 - `apscheduler` (app.jobs.timers): APScheduler 3 in this process's memory; one instance.
-- `procrastinate` (app.jobs.queue): Procrastinate jobs in the PostgreSQL database; any number
-  of instances share them.
+- `procrastinate` (app.jobs.database_timers): Procrastinate jobs in the PostgreSQL database;
+  any number of instances share them.
 
 The conversation code (app.conversation.timing.policy, recovery), /tomo status, /admin and
 /healthz use only what is here and never ask which engine runs. A conversation's timers are

@@ -14,7 +14,7 @@ from typing import Any
 from app.jobs.backend import Handler
 from app.jobs.heap import give_back
 from app.jobs.kinds import JobKind
-from app.jobs.protocol import encode, lines
+from app.jobs.protocol import Op, encode, lines
 from app.observability.logs import log_context
 from app.slack.identity import Identity
 
@@ -55,17 +55,17 @@ class Child:
             except (ValueError, KeyError, TypeError):
                 logger.error("unreadable line from the parent: %r", line[:200])
                 continue
-            if op == "run":
+            if op == Op.RUN:
                 _learn(self, message.get("me"))
                 task = asyncio.create_task(
                     self._run(identifier, str(message.get("kind")), message.get("kwargs") or {})
                 )
                 self._tasks[identifier] = task
                 task.add_done_callback(functools.partial(self._forget, identifier))
-            elif op == "cancel" and identifier in self._tasks:
+            elif op == Op.CANCEL and identifier in self._tasks:
                 self._tasks[identifier].cancel()
-            elif op == "ping" and not self._writer.is_closing():
-                self._writer.write(encode({"op": "pong", "id": identifier}))
+            elif op == Op.PING and not self._writer.is_closing():
+                self._writer.write(encode({"op": Op.PONG, "id": identifier}))
         # The parent closed the socket (it is stopping, or gone): nothing waits for these.
         for task in self._tasks.values():
             task.cancel()
@@ -79,15 +79,19 @@ class Child:
     async def _run(self, identifier: int, kind: str, kwargs: dict[str, Any]) -> None:
         try:
             result = await self._handlers[JobKind(kind)](**kwargs)
-            answer = {"op": "done", "id": identifier, "result": result}
+            answer = {"op": Op.DONE, "id": identifier, "result": result}
         except asyncio.CancelledError:
             # Its claim let go: the parent hands the job back to the queue only now.
             if not self._writer.is_closing():
-                self._writer.write(encode({"op": "cancelled", "id": identifier}))
+                self._writer.write(encode({"op": Op.CANCELLED, "id": identifier}))
             raise
         except Exception as error:
             with log_context(job_id=f"{kind}:{kwargs.get('channel')}:{kwargs.get('thread_ts')}"):
                 logger.exception("%s job failed in the worker", kind)
-            answer = {"op": "failed", "id": identifier, "error": f"{type(error).__name__}: {error}"}
+            answer = {
+                "op": Op.FAILED,
+                "id": identifier,
+                "error": f"{type(error).__name__}: {error}",
+            }
         if not self._writer.is_closing():
             self._writer.write(encode(answer))

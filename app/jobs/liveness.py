@@ -3,7 +3,7 @@
 one stays alive until its jobs are done or handed back.
 
 The fleet takes an instance for dead when its Procrastinate worker's heartbeat is older than
-JOB_STALLED_SECONDS, and runs its jobs again (app.jobs.database_timers.retry_stalled). Asked to
+JOB_STALLED_SECONDS, and runs its jobs again (app.jobs.queue.Queue.retry_stalled). Asked to
 stop, Procrastinate's worker cancels its side tasks, the heartbeat among them, and only then
 gives its running jobs the graceful timeout: with a stall time shorter than that grace, the
 fleet would run a job again while its runner still works on it (procrastinate-org/procrastinate

@@ -16,9 +16,23 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
+from enum import StrEnum
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+
+class Op(StrEnum):
+    """What a line says (its "op")."""
+
+    RUN = "run"
+    CANCEL = "cancel"
+    PING = "ping"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    PONG = "pong"
+    LOADED = "loaded"
 
 
 def encode(message: dict[str, Any]) -> bytes:

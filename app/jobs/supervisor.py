@@ -5,7 +5,8 @@ that acknowledges Slack's events it would hold up every acknowledgement behind i
 `JOB_WORKER=process` (the default) the timers stay here, in the one process that owns the
 scheduler, and each job that fires is handed to a child process (`python -m app.wiring.worker`)
 that has its own engine, Slack client and LiteLLM, and runs at a lower CPU priority: when
-the CPU is short, acknowledgements win. The two talk over a socket pair (app.jobs.protocol).
+the CPU is short, acknowledgements win. The two talk over a socket pair (app.jobs.protocol;
+the process itself and its watchdog: app.jobs.worker_process).
 
 The child exits when the socket closes, so it never outlives its parent. If it dies, the jobs it
 was running fail here, a new child starts, and the timers are restored from the database
@@ -21,34 +22,22 @@ import contextlib
 import itertools
 import json
 import logging
-import os
-import socket
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from app.db.migrate import PROJECT_ROOT
 from app.db.models import Judgment
 from app.jobs.kinds import JobKind
-from app.jobs.protocol import encode, lines
-from app.settings import Settings, settings_environment
+from app.jobs.protocol import Op, encode, lines
+from app.jobs.worker_process import WorkerProcess, spawn, watch
+from app.settings import Settings
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
 
 STOP_WAIT_SECONDS = 5.0
-# Well below the web process: when both want the CPU (a burst of events), Slack's 3-second
-# deadline wins and replies wait a little; when the CPU is free, replies get all of it. (At 5
-# the worker still took enough of a 2-core machine to hold acknowledgements back.) Set by the
-# parent as soon as the child exists, so the child's own imports already run at it.
-NICENESS = 10
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 15.0, 30.0)
-# Before its first answer a worker is still importing (seconds at its niceness on a busy
-# machine): the watchdog gives it at least this long.
-FIRST_ANSWER_SECONDS = 120.0
-PINGS_PER_TIMEOUT = 4
 
 
 class WorkerError(Exception):
@@ -70,9 +59,7 @@ class WorkerJobs:
         self._on_restart = on_restart
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._process: asyncio.subprocess.Process | None = None
+        self._worker: WorkerProcess | None = None
         self._connected = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
@@ -87,7 +74,7 @@ class WorkerJobs:
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
+        return self._worker.process.pid if self._worker is not None else None
 
     @property
     def alive(self) -> bool:
@@ -126,9 +113,9 @@ class WorkerJobs:
         """Close the socket (the worker cancels what still runs and exits), then wait for it."""
         self._stopping = True
         self._connected.clear()
-        if self._writer is not None:
-            self._writer.close()
-        process = self._process
+        if self._worker is not None:
+            self._worker.writer.close()
+        process = self._worker.process if self._worker is not None else None
         if process is not None and process.returncode is None:
             try:
                 await asyncio.wait_for(process.wait(), STOP_WAIT_SECONDS)
@@ -178,12 +165,12 @@ class WorkerJobs:
         self._pending[identifier] = future
         me = self._identity.snapshot()
         try:
-            self._send({"op": "run", "id": identifier, "kind": kind, "kwargs": kwargs, "me": me})
+            self._send({"op": Op.RUN, "id": identifier, "kind": kind, "kwargs": kwargs, "me": me})
             # Shielded: a cancelled job still hears how it ended there.
             return await asyncio.shield(future)
         except asyncio.CancelledError:
             with contextlib.suppress(WorkerError):  # a worker gone has nothing to cancel
-                self._send({"op": "cancel", "id": identifier})
+                self._send({"op": Op.CANCEL, "id": identifier})
                 # This job ends (and may be handed back to the queue) once it has stopped
                 # there: a reply's claim is owed by then, for whoever runs it again.
                 await asyncio.wait({future}, timeout=STOP_WAIT_SECONDS)
@@ -194,53 +181,18 @@ class WorkerJobs:
             self._pending.pop(identifier, None)
 
     def _send(self, message: dict[str, Any]) -> None:
-        if self._writer is None or self._writer.is_closing():
+        if self._worker is None or self._worker.writer.is_closing():
             raise WorkerError("the worker is not running")
-        self._writer.write(encode(message))
+        self._worker.writer.write(encode(message))
 
     # -- the child process ----------------------------------------------------------------
 
     async def _spawn(self) -> None:
-        ours, theirs = socket.socketpair()
-        environment = {k: v for k, v in os.environ.items() if k not in Settings.model_fields}
-        environment.update(settings_environment(self._settings))
-        # glibc's malloc keeps an arena per thread that allocated (pictures and documents are
-        # read on threads): two arenas keep the worker's memory after a large file from
-        # staying spread over many (docs/BENCHMARKS.md#memory).
-        environment.setdefault("MALLOC_ARENA_MAX", "2")
-        # And a fixed mmap threshold: a block of 1 MiB or more (a decoded picture, its bands,
-        # a fetched page) is mapped on its own and given back when freed. Without it glibc
-        # raises the threshold after each such block is freed (up to 32 MiB), and the next
-        # ones come from the heap, which keeps them after they are freed.
-        environment.setdefault("MALLOC_MMAP_THRESHOLD_", str(1024 * 1024))
-        # The child imports the `app` this process runs (PROJECT_ROOT holds the package),
-        # wherever that was found: uvicorn's --app-dir puts it on this process's path only,
-        # and the child may start elsewhere.
-        paths = [str(PROJECT_ROOT), *environment.get("PYTHONPATH", "").split(os.pathsep)]
-        environment["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-        try:
-            self._process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "app.wiring.worker",
-                str(theirs.fileno()),
-                *([str(self.metrics_directory)] if self.metrics_directory else []),
-                pass_fds=(theirs.fileno(),),
-                env=environment,
-                stdin=asyncio.subprocess.DEVNULL,
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        with contextlib.suppress(OSError):  # only ever lowered, so always allowed
-            os.setpriority(os.PRIO_PROCESS, self._process.pid, NICENESS)
-        self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
+        self._worker = await spawn(self._settings, metrics_directory=self.metrics_directory)
         self._heard_at = None
         self._loaded = False
         self._connected.set()
-        logger.info("job worker started (pid %d)", self._process.pid)
+        logger.info("job worker started (pid %d)", self._worker.process.pid)
 
     async def _supervise(self) -> None:
         """Start the worker, and a new one whenever it exits, until tomo stops."""
@@ -256,17 +208,16 @@ class WorkerJobs:
                 if lost:
                     self.restarts += 1
                     await self._restore()
-                process, reader = self._process, self._reader
-                assert process is not None and reader is not None
-                watchdog = asyncio.create_task(self._watch(process), name="job-watchdog")
+                worker = self._worker
+                assert worker is not None
+                watchdog = asyncio.create_task(self._watch(worker), name="job-watchdog")
                 try:
-                    await self._pump(reader)
+                    await self._pump(worker.reader)
                 finally:
                     watchdog.cancel()
                 self._connected.clear()
-                if self._writer is not None:
-                    self._writer.close()
-                code = await process.wait()
+                worker.writer.close()
+                code = await worker.process.wait()
                 self._fail_pending(f"the worker exited with status {code}")
                 if self._stopping:
                     return
@@ -282,26 +233,17 @@ class WorkerJobs:
         except Exception:
             logger.exception("restoring the timers after the worker's restart failed")
 
-    async def _watch(self, process: asyncio.subprocess.Process) -> None:
-        """Ping the worker; kill it when it has answered nothing for the timeout (the first
-        answer gets FIRST_ANSWER_SECONDS at least). Its socket then closes and the supervisor
-        starts another."""
-        timeout = self._settings.JOB_WORKER_TIMEOUT_SECONDS
-        started = time.monotonic()
-        while True:
+    async def _watch(self, worker: WorkerProcess) -> None:
+        def ping() -> None:
             with contextlib.suppress(WorkerError):
-                self._send({"op": "ping", "id": 0})
-            await asyncio.sleep(timeout / PINGS_PER_TIMEOUT)
-            if self._heard_at is None:
-                silent, allowed = time.monotonic() - started, max(timeout, FIRST_ANSWER_SECONDS)
-            else:
-                silent, allowed = time.monotonic() - self._heard_at, timeout
-            if silent > allowed and process.returncode is None:
-                logger.error(
-                    "job worker %d answered nothing for %.1f s; killing it", process.pid, silent
-                )
-                process.kill()
-                return
+                self._send({"op": Op.PING, "id": 0})
+
+        await watch(
+            worker.process,
+            timeout=self._settings.JOB_WORKER_TIMEOUT_SECONDS,
+            ping=ping,
+            heard_at=lambda: self._heard_at,
+        )
 
     async def _pump(self, reader: asyncio.StreamReader) -> None:
         """Deliver the worker's answers until its end of the socket closes."""
@@ -313,16 +255,16 @@ class WorkerJobs:
             except (ValueError, KeyError, TypeError):
                 logger.error("unreadable line from the job worker: %r", line[:200])
                 continue
-            if message.get("op") == "loaded":
+            if message.get("op") == Op.LOADED:
                 self._loaded = True
                 self.model_key = message.get("model_key") or self.model_key
                 logger.info("job worker %s has loaded its libraries: ready to reply", self.pid)
                 continue
             if future is None or future.done():
                 continue
-            if message.get("op") == "done":
+            if message.get("op") == Op.DONE:
                 future.set_result(message.get("result"))
-            elif message.get("op") == "cancelled":
+            elif message.get("op") == Op.CANCELLED:
                 future.set_result(None)
             else:
                 future.set_exception(WorkerError(f"failed in the worker: {message.get('error')}"))

@@ -62,19 +62,14 @@ class JobServices:
 
     def handlers(self) -> Mapping[JobKind, Handler]:
         """What each kind of job runs. A reply asked to (`on_it=True`: the job worker, once
-        loaded) puts the "on it" sign up itself (app.conversation.reply.on_it)."""
-
-        async def reply(*, on_it: bool = False, **job: Any) -> list[str]:
-            if on_it:
-                return list(await self.on_it.around(self.reply.run)(**job))
-            return await self.reply.run(**job)
+        loaded) puts the "on it" sign up itself (ReplyService.run, app.conversation.reply.on_it)."""
 
         async def approval(**job: Any) -> float | None:
             return await self.approval.run(**job) if self.approval is not None else None
 
         return {
             JobKind.JUDGMENT: self.judgment.run,
-            JobKind.REPLY: reply,
+            JobKind.REPLY: self.reply.run,
             JobKind.MEMORY: self.memory.run,
             JobKind.APPROVAL: approval,
             JobKind.DIGEST: self.digest.run,
@@ -146,6 +141,7 @@ def build_job_services(
     mcp, more = _mcp(settings, engine, slack)
     toolbox = Toolbox(settings, kit, more=more)
     tools = ToolLoop(llm=llm, toolbox=toolbox, max_rounds=settings.MAX_TOOL_ROUNDS)
+    on_it = OnIt(slack=slack, engine=engine, recorder=recorder)
     parts = JobParts(
         sessions=sessions,
         builder=builder,
@@ -177,6 +173,7 @@ def build_job_services(
             streaming=settings.STREAM_REPLIES == "auto",
             api_url=settings.SLACK_API_URL,
             tools=tools,
+            on_it=on_it,
         ),
         memory=MemoryService(
             engine=engine,
@@ -202,7 +199,7 @@ def build_job_services(
             zone=settings.timezone,
             keep_seconds=settings.retention_seconds,
         ),
-        on_it=OnIt(slack=slack, engine=engine, recorder=recorder),
+        on_it=on_it,
         mcp=mcp,
         approval=_approval_job(
             parts,

@@ -5,7 +5,7 @@ exists, so the zeros are in its own files)."""
 
 from __future__ import annotations
 
-from app.conversation import claims
+from app.conversation.claims.status import ReplyStatus
 from app.domain import ReplyReason
 from app.observability.metrics import Known
 from app.settings import Settings
@@ -53,8 +53,13 @@ SLACK_METHODS = (
     "assistant.threads.setTitle",
     "assistant.threads.setSuggestedPrompts",
 )
-# How a reply's claim is settled (app.conversation.claims.settle).
-REPLY_OUTCOMES = (claims.POSTED, claims.FAILED, claims.INTERRUPTED, claims.UNCERTAIN)
+# How a reply's claim is settled (app.conversation.claims.ending.settle).
+REPLY_OUTCOMES = (
+    ReplyStatus.POSTED,
+    ReplyStatus.FAILED,
+    ReplyStatus.INTERRUPTED,
+    ReplyStatus.UNCERTAIN,
+)
 
 
 def known_labels(settings: Settings) -> Known:

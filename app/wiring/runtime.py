@@ -18,7 +18,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.assistant.suggested import SuggestedPrompts
-from app.conversation import claims
+from app.conversation.claims.ending import interrupt as interrupt_claims
 from app.conversation.intake import Intake
 from app.conversation.reply.on_it import OnIt
 from app.conversation.timing.policy import TimerPolicy
@@ -189,17 +189,16 @@ def build_runtime(
         assert core.services is not None
         jobs = InlineJobs(core.services.handlers())
         on_it = core.services.on_it
-    reply = on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it)
     approval_timers = None
     if settings.mcp_servers:
         from app.conversation.approval.timers import ApprovalTimers
 
         approval_timers = ApprovalTimers(engine=engine, timers=timers, run=jobs.approval)
-        reply = approval_timers.after(reply)
     timer_policy = TimerPolicy(
         timers=timers,
         judge=jobs.judgment,
-        reply=reply,
+        reply=on_it.around(jobs.reply, elsewhere=lambda: jobs.shows_on_it),
+        after_reply=approval_timers.after_reply if approval_timers is not None else None,
         min_wait=settings.MIN_WAIT_SECONDS,
         jitter_ratio=settings.JITTER_RATIO,
         follow_up_wait=settings.FOLLOW_UP_WAIT_SECONDS,
@@ -255,7 +254,7 @@ def build_timers(settings: Settings, engine: AsyncEngine) -> TimerBackend:
         """A reply or digest whose instance died mid-way: its claim is owed again, for the
         retry. An approved call it was making: cut short, never made again."""
         if kind is JobKind.REPLY:
-            await claims.interrupt(
+            await interrupt_claims(
                 engine, channel=details["channel"], thread_ts=details["thread_ts"]
             )
         elif kind is JobKind.DIGEST:

@@ -26,7 +26,7 @@ from app.db.engine import create_engine
 from app.jobs.backend import Handler
 from app.jobs.child import Child
 from app.jobs.kinds import JobKind
-from app.jobs.protocol import encode
+from app.jobs.protocol import Op, encode
 from app.llm.model_keys import check_model_key
 from app.observability import metrics
 from app.observability.logs import setup_logging
@@ -66,7 +66,7 @@ async def _tell_when_loaded(
     """Once the imports are done: `loaded`, with what the model key check found."""
     await asyncio.wait([model_key, *imports])
     if not writer.is_closing():
-        writer.write(encode({"op": "loaded", "id": 0, "model_key": model_key.result()}))
+        writer.write(encode({"op": Op.LOADED, "id": 0, "model_key": model_key.result()}))
 
 
 async def main(fd: int, metrics_directory: str | None = None) -> None:

@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.conversation import claims
+from app.conversation.claims import ending, taking
+from app.conversation.claims.taking import Claim
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
 
@@ -23,8 +24,8 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     await engine.dispose()
 
 
-async def new_claim(engine: AsyncEngine, trigger: str = "1700000000.000100") -> claims.Claim:
-    claim = await claims.claim(
+async def new_claim(engine: AsyncEngine, trigger: str = "1700000000.000100") -> Claim:
+    claim = await taking.claim(
         engine, channel="C1", thread_ts=trigger, trigger_ts=trigger, reason="mention"
     )
     assert claim is not None
@@ -40,11 +41,11 @@ async def status_of(engine: AsyncEngine, claim_id: int) -> str:
 async def test_a_failure_before_anything_was_stored_ends_the_claim(engine: AsyncEngine) -> None:
     claim = await new_claim(engine)
     with pytest.raises(RuntimeError):
-        async with claims.held(engine, claim.id):
+        async with ending.held(engine, claim.id):
             raise RuntimeError("the template broke")
     assert await status_of(engine, claim.id) == "failed"
     assert (
-        await claims.claim(
+        await taking.claim(
             engine,
             channel="C1",
             thread_ts=claim.trigger_ts,
@@ -59,22 +60,22 @@ async def test_a_failure_after_the_messages_were_stored_leaves_it_owed_and_uncer
     engine: AsyncEngine,
 ) -> None:
     claim = await new_claim(engine)
-    await claims.store_chunks(engine, claim.id, ["part one", "part two"])
+    await ending.store_chunks(engine, claim.id, ["part one", "part two"])
     with pytest.raises(OSError):
-        async with claims.held(engine, claim.id):
+        async with ending.held(engine, claim.id):
             raise OSError("the database went away mid-post")
     assert await status_of(engine, claim.id) == "uncertain"
-    assert await claims.owed(engine, channel="C1", thread_ts=claim.thread_ts) == [claim.id]
-    taken = await claims.take_over(engine, claim.id)
+    assert await taking.owed(engine, channel="C1", thread_ts=claim.thread_ts) == [claim.id]
+    taken = await taking.take_over(engine, claim.id)
     assert taken is not None and taken.chunks == ["part one", "part two"] and taken.error is None
-    assert await claims.take_over(engine, claim.id) is None  # once
+    assert await taking.take_over(engine, claim.id) is None  # once
 
 
 async def test_a_cancelled_job_leaves_it_interrupted(engine: AsyncEngine) -> None:
     claim = await new_claim(engine)
 
     async def job() -> None:
-        async with claims.held(engine, claim.id):
+        async with ending.held(engine, claim.id):
             await asyncio.sleep(10)
 
     task = asyncio.create_task(job())
@@ -82,7 +83,7 @@ async def test_a_cancelled_job_leaves_it_interrupted(engine: AsyncEngine) -> Non
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert await status_of(engine, claim.id) == "interrupted"
-    again = await claims.claim(
+    again = await taking.claim(
         engine, channel="C1", thread_ts=claim.trigger_ts, trigger_ts=claim.trigger_ts, reason="x"
     )
     assert again is not None and again.id == claim.id and again.chunks is None
@@ -90,14 +91,14 @@ async def test_a_cancelled_job_leaves_it_interrupted(engine: AsyncEngine) -> Non
 
 async def posting(
     engine: AsyncEngine, *, error: str | None = None
-) -> tuple[claims.Claim, asyncio.Future[str], asyncio.Task[None]]:
+) -> tuple[Claim, asyncio.Future[str], asyncio.Task[None]]:
     """A job on a claim whose post is on its way to Slack (settled by setting the future)."""
     claim = await new_claim(engine)
-    await claims.store_chunks(engine, claim.id, ["hello"], error=error)
+    await ending.store_chunks(engine, claim.id, ["hello"], error=error)
     post: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     async def job() -> None:
-        async with claims.held(engine, claim.id, in_flight=lambda: post):
+        async with ending.held(engine, claim.id, in_flight=lambda: post):
             await asyncio.shield(post)
 
     task = asyncio.create_task(job())
@@ -115,12 +116,12 @@ async def test_while_a_post_is_in_flight_the_claim_stays_taken_until_it_settles(
     await asyncio.sleep(0.2)
     assert not task.done()  # the job waits for its post
     assert await status_of(engine, claim.id) == "claimed"  # nobody may take it over yet
-    assert await claims.take_over(engine, claim.id) is None
+    assert await taking.take_over(engine, claim.id) is None
     post.set_result("1700000001.000200")
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await status_of(engine, claim.id) == "interrupted"  # as the job ends, not later
-    taken = await claims.take_over(engine, claim.id)
+    taken = await taking.take_over(engine, claim.id)
     assert taken is not None and taken.chunks == ["hello"]
     assert taken.error == "reply call failed"  # still known to be the apology
 

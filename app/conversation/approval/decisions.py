@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.conversation.approval.timers import ApprovalTimers
 from app.db import approvals
+from app.db.approvals import State
 from app.slack.approval_blocks import say
 from app.slack.client import SlackClient
 from app.slack.interactions import ApprovalClick
@@ -66,6 +67,6 @@ class ApprovalDecisions:
             return
         approval = await approvals.get(self._engine, click.approval_id)
         # An approved card is rewritten by the job that makes the call (app.conversation.
-        # approval_job), in order: "making the call", then what came of it.
-        if approval is not None and approval.decision == "denied" and not click.approved:
+        # approval.job), in order: "making the call", then what came of it.
+        if approval is not None and approval.decision == State.DENIED and not click.approved:
             await update_card(self._slack, approval, "denied")

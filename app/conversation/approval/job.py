@@ -25,12 +25,15 @@ from dataclasses import replace
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.conversation import claims
+from app.conversation.claims import ending, taking
+from app.conversation.claims.status import ReplyStatus
+from app.conversation.claims.taking import Claim
 from app.conversation.job import ConversationJob, JobParts
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.prompt import Turns, reply_messages
-from app.conversation.reply.service import APOLOGY, usable
+from app.conversation.reply.service import usable
 from app.conversation.reply.tool_loop import ToolLoop
+from app.conversation.reply.words import apology
 from app.db import approvals
 from app.db.approvals import DECLINED, State
 from app.db.mcp_models import McpApproval
@@ -166,7 +169,7 @@ class ApprovalJob(ConversationJob):
         """The reply that continues the conversation with what came of the call, posted once."""
         if not approval.card_ts:
             return  # no card was posted: no one saw the question
-        claim = await claims.claim(
+        claim = await taking.claim(
             self._engine,
             channel=approval.channel,
             thread_ts=approval.thread_ts,
@@ -175,7 +178,7 @@ class ApprovalJob(ConversationJob):
         )
         if claim is None:
             return  # answered already, or being answered
-        async with claims.held(
+        async with ending.held(
             self._engine, claim.id, in_flight=lambda: self._poster.in_flight(claim.id)
         ):
             if claim.chunks is not None:  # taken over after posting began
@@ -183,10 +186,10 @@ class ApprovalJob(ConversationJob):
                 return
             text, failure = await self._write(approval, claim)
             chunks = format_reply(text)
-            await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
+            await ending.store_chunks(self._engine, claim.id, chunks, error=failure)
             await self._deliver(replace(claim, error=failure), chunks, look_first=False)
 
-    async def _write(self, approval: McpApproval, claim: claims.Claim) -> tuple[str, str | None]:
+    async def _write(self, approval: McpApproval, claim: Claim) -> tuple[str, str | None]:
         context = await self._context(approval.channel, approval.thread_ts)
         messages = reply_messages(
             context,
@@ -219,17 +222,17 @@ class ApprovalJob(ConversationJob):
         try:
             answer = await self._loop.complete(messages, asker=asker)
         except LLMError as error:
-            return APOLOGY, str(error)
+            return apology(approval.language), str(error)
         if not format_reply(answer) or not usable(answer):
-            return APOLOGY, f"unusable answer: {answer[:80]!r}"
+            return apology(approval.language), f"unusable answer: {answer[:80]!r}"
         return answer, None
 
-    async def _deliver(self, claim: claims.Claim, chunks: list[str], *, look_first: bool) -> None:
+    async def _deliver(self, claim: Claim, chunks: list[str], *, look_first: bool) -> None:
         done = await self._poster.post(claim, chunks, look_first=look_first)
         if done.error is None:
-            status, error = (claims.FAILED if claim.error else claims.POSTED), claim.error
+            status, error = (ReplyStatus.FAILED if claim.error else ReplyStatus.POSTED), claim.error
         elif done.error.uncertain or done.error.rate_limited or done.error.token_refused:
-            status, error = claims.UNCERTAIN, str(done.error)
+            status, error = ReplyStatus.UNCERTAIN, str(done.error)
         else:
-            status, error = claims.FAILED, str(done.error)
-        await claims.settle(self._engine, claim, status=status, error=error, posted=done.posted)
+            status, error = ReplyStatus.FAILED, str(done.error)
+        await ending.settle(self._engine, claim, status=status, error=error, posted=done.posted)

@@ -82,19 +82,13 @@ class ApprovalTimers:
         if await approvals.cut_short(self._engine, approval_id):
             logger.warning("approval %d: its call was cut short by a stop", approval_id)
 
-    def after(self, reply: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        """`reply`, after which the approvals its conversation asked for get their timers."""
-
-        async def replying(**job: Any) -> Any:
-            try:
-                return await reply(**job)
-            finally:
-                try:
-                    await self.restore(channel=job["channel"], thread_ts=job["thread_ts"])
-                except Exception:
-                    logger.exception("the approvals of %s were not given timers", job["channel"])
-
-        return replying
+    async def after_reply(self, *, channel: str, thread_ts: str) -> None:
+        """After a reply job (app.conversation.timing.policy): the approvals its conversation
+        asked for get their timers."""
+        try:
+            await self.restore(channel=channel, thread_ts=thread_ts)
+        except Exception:
+            logger.exception("the approvals of %s were not given timers", channel)
 
 
 def _when(approval: McpApproval) -> float:

@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -41,7 +42,14 @@ logger = logging.getLogger(__name__)
 
 JobFunc = Callable[..., Awaitable[Any]]
 
-STATUS, REACTION = "status", "reaction"
+
+class SignKind(StrEnum):
+    """How the sign shows (stored in the `on_it` table while it is up)."""
+
+    STATUS = "status"  # the thread's status
+    REACTION = "reaction"  # an :eyes: reaction on the person's message
+
+
 STATUS_TEXT = "is thinking…"  # Slack shows it after the app's name
 REACTION_NAME = "eyes"
 # How long a reply waits for its sign before it starts anyway (the sign still follows).
@@ -58,7 +66,7 @@ class Sign:
     channel: str
     ts: str  # the person's message
     thread_ts: str  # the thread the reply goes to ("" for a DM answered outside a thread)
-    kind: str | None  # STATUS or REACTION; None when Slack refused both
+    kind: SignKind | None  # None when Slack refused both
 
     @property
     def key(self) -> tuple[str, str]:
@@ -76,31 +84,43 @@ class OnIt:
         self._waiting: Counter[tuple[str, str]] = Counter()  # holding or awaiting each lock
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def around(self, job: JobFunc, *, elsewhere: Callable[[], bool] | None = None) -> JobFunc:
-        """The reply job, with the sign up while it runs (for mentions and DMs). While
-        `elsewhere()` is true (the job worker is up, its libraries loaded), the job is asked to put
-        the sign up itself (`on_it=True`): two Slack calls a mention, a millisecond or two of
-        CPU each, then cost the worker's core rather than the one that acknowledges events."""
+    def around(self, job: JobFunc, *, elsewhere: Callable[[], bool]) -> JobFunc:
+        """The reply job as the process that keeps the timers runs it, with the sign up while
+        it runs (for mentions and DMs). While `elsewhere()` is true (the job worker is up, its
+        libraries loaded), the job is asked to put the sign up itself (`on_it=True`: its
+        ReplyService does): two Slack calls a mention, a millisecond or two of CPU each, then
+        cost the worker's core rather than the one that acknowledges events."""
 
         async def reply_with_sign(**kwargs: Any) -> Any:
             reason, ts = kwargs.get("reason"), kwargs.get("latest_ts")
             if reason is None or not ReplyReason(reason).shows_on_it or not ts:
                 return await job(**kwargs)
-            if elsewhere is not None and elsewhere():
+            if elsewhere():
                 return await job(**kwargs, on_it=True)
             channel, thread_ts = str(kwargs["channel"]), str(kwargs.get("thread_ts") or "")
-            shown = asyncio.Event()
-            showing = self._spawn(
-                self.show(channel, thread_ts, str(ts), reason=str(reason), shown=shown)
-            )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(shown.wait(), HEAD_START_SECONDS)
-            try:
+            async with self.during(channel, thread_ts, str(ts), reason=ReplyReason(reason)):
                 return await job(**kwargs)
-            finally:
-                self._spawn(self._clear_after(showing))
 
         return reply_with_sign
+
+    @contextlib.asynccontextmanager
+    async def during(
+        self, channel: str, thread_ts: str, ts: str, *, reason: ReplyReason
+    ) -> AsyncIterator[None]:
+        """The sign up while the block runs, for a reply whose reason shows it: the block waits
+        a moment for it (HEAD_START_SECONDS) so that the sign comes first; it is cleared after
+        the block, in the background."""
+        if not reason.shows_on_it or not ts:
+            yield
+            return
+        shown = asyncio.Event()
+        showing = self._spawn(self.show(channel, thread_ts, ts, reason=str(reason), shown=shown))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(shown.wait(), HEAD_START_SECONDS)
+        try:
+            yield
+        finally:
+            self._spawn(self._clear_after(showing))
 
     async def show(
         self,
@@ -115,7 +135,11 @@ class OnIt:
         `shown` is set once Slack has answered, before the sign is remembered."""
         async with self._only(channel, ts):
             self._working[(channel, ts)] += 1
-            first = STATUS if thread_ts and reason not in self._status_refused else REACTION
+            first = (
+                SignKind.STATUS
+                if thread_ts and reason not in self._status_refused
+                else SignKind.REACTION
+            )
             remembered = self._spawn(self._remember(Sign(channel, ts, thread_ts, first)))
             started = time.monotonic()
             kind = await self._set(channel, thread_ts, ts, reason=reason, first=first)
@@ -144,7 +168,7 @@ class OnIt:
                 if self._working[(row.channel, row.ts)]:
                     continue
                 # Whichever kind it was (a fallback may have followed): clear both.
-                for kind in (STATUS, REACTION) if row.thread_ts else (REACTION,):
+                for kind in tuple(SignKind) if row.thread_ts else (SignKind.REACTION,):
                     await self._take_down(Sign(row.channel, row.ts, row.thread_ts, kind))
                 cleared += 1
         if cleared:
@@ -162,14 +186,14 @@ class OnIt:
     # -- Slack ----------------------------------------------------------------------------
 
     async def _set(
-        self, channel: str, thread_ts: str, ts: str, *, reason: str, first: str
-    ) -> str | None:
-        if first == STATUS:
+        self, channel: str, thread_ts: str, ts: str, *, reason: str, first: SignKind
+    ) -> SignKind | None:
+        if first is SignKind.STATUS:
             try:
                 await self._slack.set_thread_status(
                     channel=channel, thread_ts=thread_ts, status=STATUS_TEXT
                 )
-                return STATUS
+                return SignKind.STATUS
             except SlackError as error:
                 definite = not (error.uncertain or error.rate_limited)
                 if definite and error.error not in _NOT_HERE:
@@ -177,7 +201,7 @@ class OnIt:
                 logger.warning("thread status refused (%s); reacting instead", error)
         try:
             await self._slack.add_reaction(channel=channel, ts=ts, name=REACTION_NAME)
-            return REACTION
+            return SignKind.REACTION
         except SlackError as error:
             logger.warning("could not show that tomo is on it: %s", error)
             return None
@@ -188,11 +212,11 @@ class OnIt:
         for pause in CLEAR_PAUSES:
             await asyncio.sleep(pause)
             try:
-                if sign.kind == STATUS:
+                if sign.kind is SignKind.STATUS:
                     await self._slack.set_thread_status(
                         channel=sign.channel, thread_ts=sign.thread_ts, status=""
                     )
-                elif sign.kind == REACTION:
+                elif sign.kind is SignKind.REACTION:
                     await self._slack.remove_reaction(
                         channel=sign.channel, ts=sign.ts, name=REACTION_NAME
                     )

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.db.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
@@ -57,7 +57,8 @@ class Poster:
         self._in_flight: dict[int, asyncio.Task[str]] = {}
 
     def in_flight(self, claim_id: int) -> asyncio.Task[str] | None:
-        """The claim's post still under way (it outlives a cancelled job: see claims.held)."""
+        """The claim's post still under way (it outlives a cancelled job: see
+        app.conversation.claims.ending.held)."""
         return self._in_flight.get(claim_id)
 
     async def post(self, claim: Claim, chunks: list[str], *, look_first: bool) -> Posted:

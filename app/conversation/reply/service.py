@@ -3,6 +3,7 @@ store the post."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import unicodedata
 from contextlib import AbstractAsyncContextManager
@@ -12,15 +13,19 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.assistant.titles import title_thread
-from app.conversation import claims
 from app.conversation.answered import answered_through
+from app.conversation.claims import ending, taking
+from app.conversation.claims.status import ReplyStatus
+from app.conversation.claims.taking import Claim
 from app.conversation.job import ConversationJob, JobParts
+from app.conversation.reply.on_it import OnIt
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.prompt import Turns, reply_messages, turn_messages
 from app.conversation.reply.streaming import StreamedReplies
 from app.conversation.reply.thread_history import ThreadHistory
 from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.reply.tool_progress import asker_for, thread_status
+from app.conversation.reply.words import apology, language_answered
 from app.conversation.skips import newest_human, reply_skip
 from app.db.recorder import Recorder
 from app.domain import Context, ReplyReason
@@ -30,9 +35,6 @@ from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
 
 logger = logging.getLogger(__name__)
-
-APOLOGY = "ごめんなさい、今はうまく答えられません。少ししてからもう一度話しかけてください。\n(Sorry, I can't answer right now. Please try again in a moment.)"  # noqa: E501
-
 
 # Characters that show nothing on their own: Markdown/mrkdwn markup and quote marks.
 _MARKUP = frozenset("*_~`>#-=|[](){}")
@@ -60,13 +62,15 @@ class ReplyService(ConversationJob):
         streaming: bool = False,
         api_url: str = "",
         tools: ToolLoop | None = None,
+        on_it: OnIt | None = None,
     ) -> None:
+        """`on_it`: the sign this process puts up when a job asks for it (the job worker's)."""
         super().__init__(JobKind.REPLY, parts)
+        self._on_it = on_it
         self._engine = engine
         self._slack = slack
         self._history = history
         self._limit = history_limit
-        self._slack = slack
         self._poster = Poster(slack=slack, recorder=recorder, identity=parts.identity)
         # The model's answer, after the rounds of tool calls it asks for (none: no tools).
         self._loop = tools or ToolLoop(llm=parts.llm, toolbox=None, max_rounds=0)
@@ -86,15 +90,22 @@ class ReplyService(ConversationJob):
         thread_ts: str,
         latest_ts: str = "",
         reason: ReplyReason | str = ReplyReason.JUDGMENT,
+        on_it: bool = False,
     ) -> list[str]:
-        """Answer the conversation; returns the ts of what was posted (empty when nothing)."""
+        """Answer the conversation; returns the ts of what was posted (empty when nothing).
+        `on_it`: the "on it" sign goes up here meanwhile, as the process that keeps the timers
+        asked (app.conversation.reply.on_it)."""
         why = ReplyReason(reason)  # a string when it came from the job worker's socket
-        return await self._guarded(
-            channel,
-            thread_ts,
-            lambda: self._reply(channel, thread_ts, latest_ts, why),
-            nothing=[],
-        )
+        sign: AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        if on_it and self._on_it is not None:
+            sign = self._on_it.during(channel, thread_ts, latest_ts, reason=why)
+        async with sign:
+            return await self._guarded(
+                channel,
+                thread_ts,
+                lambda: self._reply(channel, thread_ts, latest_ts, why),
+                nothing=[],
+            )
 
     async def _reply(
         self, channel: str, thread_ts: str, latest_ts: str, reason: ReplyReason
@@ -118,7 +129,7 @@ class ReplyService(ConversationJob):
                 not turn.allowed
             ):  # own-voice limits (app.conversation.voice.own_voice); logged there
                 return resumed
-            claim = await claims.claim(
+            claim = await taking.claim(
                 self._engine,
                 channel=channel,
                 thread_ts=thread_ts,
@@ -146,8 +157,8 @@ class ReplyService(ConversationJob):
         """Finish the conversation's owed claims that had begun posting (after a restart, or
         an uncertain post): what Slack has already is found by its metadata, not posted again."""
         posted: list[str] = []
-        for claim_id in await claims.owed(self._engine, channel=channel, thread_ts=thread_ts):
-            claim = await claims.take_over(self._engine, claim_id)
+        for claim_id in await taking.owed(self._engine, channel=channel, thread_ts=thread_ts):
+            claim = await taking.take_over(self._engine, claim_id)
             if claim is None or (claim.chunks is None and claim.stream is None):
                 continue
             logger.info("resuming the reply of claim %d (message %s)", claim.id, claim.trigger_ts)
@@ -155,26 +166,26 @@ class ReplyService(ConversationJob):
                 posted += await self._finish_begun(claim)
         return posted
 
-    async def _finish_begun(self, claim: claims.Claim) -> list[str]:
+    async def _finish_begun(self, claim: Claim) -> list[str]:
         """A claim taken over after posting (or streaming) may have begun."""
         if claim.stream is not None:
             return await self._streams.finish_left(claim, self._write_again)
         assert claim.chunks is not None
         return await self._deliver(claim, claim.chunks, look_first=True)
 
-    async def _write_again(self, claim: claims.Claim) -> str:
+    async def _write_again(self, claim: Claim) -> str:
         """A claim's whole reply written again from current data, its tools run again."""
         context = await self._context(claim.channel, claim.thread_ts)
         messages = await self._prompt(claim, context)
         asker = asker_for(claim, context, team_id=self._identity.team_id)
         return await self._loop.complete(messages, asker=asker)
 
-    def _held(self, claim: claims.Claim) -> AbstractAsyncContextManager[None]:
-        return claims.held(
+    def _held(self, claim: Claim) -> AbstractAsyncContextManager[None]:
+        return ending.held(
             self._engine, claim.id, in_flight=lambda: self._poster.in_flight(claim.id)
         )
 
-    async def _answer(self, claim: claims.Claim, context: Context) -> list[str]:
+    async def _answer(self, claim: Claim, context: Context) -> list[str]:
         if claim.chunks is not None or claim.stream is not None:  # taken over: posting began
             return await self._finish_begun(claim)
         messages = await self._prompt(claim, context)
@@ -201,13 +212,13 @@ class ReplyService(ConversationJob):
         if failure is not None:
             logger.error("no reply: %s", failure)
             if not claim.reason.asked:
-                await claims.settle(self._engine, claim, status=claims.FAILED, error=failure)
+                await ending.settle(self._engine, claim, status=ReplyStatus.FAILED, error=failure)
                 return []
-            chunks = format_reply(APOLOGY)
-        await claims.store_chunks(self._engine, claim.id, chunks, error=failure)
+            chunks = format_reply(apology(language_answered(context, claim.trigger_ts)))
+        await ending.store_chunks(self._engine, claim.id, chunks, error=failure)
         return await self._deliver(replace(claim, error=failure), chunks, look_first=False)
 
-    async def _prompt(self, claim: claims.Claim, context: Context) -> list[dict[str, Any]]:
+    async def _prompt(self, claim: Claim, context: Context) -> list[dict[str, Any]]:
         """The prompt of the claim's reply: the conversation up to its message, with what
         tomo said meanwhile for an earlier message (never this reply's own messages)."""
         async with self._engine.connect() as connection:
@@ -231,24 +242,22 @@ class ReplyService(ConversationJob):
         context = await self._with_files(context, purpose="reply", pictured=pictured)
         return reply_messages(context, shown)
 
-    async def _deliver(
-        self, claim: claims.Claim, chunks: list[str], *, look_first: bool
-    ) -> list[str]:
+    async def _deliver(self, claim: Claim, chunks: list[str], *, look_first: bool) -> list[str]:
         done = await self._poster.post(claim, chunks, look_first=look_first)
         if done.error is None:
             # An apology answers the person, but the claim records that the model failed.
-            status, error = (claims.FAILED if claim.error else claims.POSTED), claim.error
+            status, error = (ReplyStatus.FAILED if claim.error else ReplyStatus.POSTED), claim.error
             logger.info("replied with %d message(s): %s", len(done.posted), ",".join(done.posted))
         elif done.error.rate_limited or done.error.token_refused:
             # Slack posted nothing: owed still, for the next start or reply here (a refused
             # token: once Slack takes it again, app.wiring.reinstall).
-            status, error = claims.INTERRUPTED, str(done.error)
+            status, error = ReplyStatus.INTERRUPTED, str(done.error)
             logger.error("posting the reply was refused for now; it stays owed: %s", error)
         elif done.error.uncertain:
-            status, error = claims.UNCERTAIN, str(done.error)
+            status, error = ReplyStatus.UNCERTAIN, str(done.error)
             logger.error("posting the reply is unsettled (looked up before any retry): %s", error)
         else:
-            status, error = claims.FAILED, str(done.error)
+            status, error = ReplyStatus.FAILED, str(done.error)
             logger.error("posting the reply failed: %s", error)
-        await claims.settle(self._engine, claim, status=status, error=error, posted=done.posted)
+        await ending.settle(self._engine, claim, status=status, error=error, posted=done.posted)
         return done.posted

@@ -27,7 +27,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.posting import Poster, metadata
 from app.conversation.reply.stream_text import split_for_stream
 from app.db.models import Reply
@@ -280,7 +280,7 @@ async def store_stream(
 ) -> None:
     """A streamed reply's messages so far (before each start, and once Slack answered it),
     and its whole messages once the model has finished (`chunks`): what a restart needs to
-    finish the same messages (app.conversation.claims reads it back as Claim.stream). A
+    finish the same messages (app.conversation.claims.taking reads it back as Claim.stream). A
     claim with a stream counts as one whose posting has begun; one with none (its start
     refused) as one that has posted nothing."""
     stored = {"messages": chunks, "model_failure": error, "stream": stream}

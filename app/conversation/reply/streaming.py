@@ -16,8 +16,9 @@ from urllib.parse import urlparse
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.conversation import claims
-from app.conversation.claims import Claim
+from app.conversation.claims import ending
+from app.conversation.claims.status import ReplyStatus
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.on_it import REACTION_NAME
 from app.conversation.reply.posting import Poster
 from app.conversation.reply.stream_text import SafeText, split_for_stream
@@ -106,15 +107,15 @@ class StreamedReplies:
         return posted
 
     async def _settle(self, claim: Claim, posted: list[str], *, failure: str | None) -> None:
-        status = claims.FAILED if failure else claims.POSTED
+        status = ReplyStatus.FAILED if failure else ReplyStatus.POSTED
         logger.info("streamed the reply in %d message(s): %s", len(posted), ",".join(posted))
-        await claims.settle(self._engine, claim, status=status, error=failure, posted=posted)
+        await ending.settle(self._engine, claim, status=status, error=failure, posted=posted)
 
     async def _unsettled(self, claim: Claim, error: SlackError) -> None:
         """The streamed reply may not be finished: owed, finished by the next to take it."""
-        status = claims.INTERRUPTED if error.rate_limited else claims.UNCERTAIN
+        status = ReplyStatus.INTERRUPTED if error.rate_limited else ReplyStatus.UNCERTAIN
         logger.error("the streamed reply is unsettled (finished later): %s", error)
-        await claims.settle(self._engine, claim, status=status, error=str(error))
+        await ending.settle(self._engine, claim, status=status, error=str(error))
 
     async def reply(
         self,

@@ -21,6 +21,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from app.conversation.reply.tool_limits import MAX_CALLS, SECONDS, ToolRun, not_run
@@ -35,13 +36,21 @@ logger = logging.getLogger(__name__)
 PURPOSE = "reply"
 
 
+class TaskStatus(StrEnum):
+    """A tool call's state, as Slack's `task_update` chunk names it."""
+
+    IN_PROGRESS = "in_progress"
+    COMPLETE = "complete"
+    ERROR = "error"
+
+
 @dataclass(frozen=True)
 class Task:
     """One tool call as the person sees it while it runs."""
 
     id: str
     title: str
-    status: str  # in_progress, complete, error
+    status: TaskStatus
     sources: tuple[str, ...] = ()
 
 
@@ -148,7 +157,9 @@ class ToolLoop:
         wrote this round's calls before it saw any of it)."""
         asker = run.asker
         pairs = [(call, self._title(call)) for call in calls[: self._max_calls]]
-        await _show(progress, [Task(call.id, title, "in_progress") for call, title in pairs])
+        await _show(
+            progress, [Task(call.id, title, TaskStatus.IN_PROGRESS) for call, title in pairs]
+        )
         results: list[ToolResult] = []
         done: list[Task] = []
         for call, title in pairs:
@@ -161,7 +172,7 @@ class ToolLoop:
                 len(result.text),
             )
             results.append(result)
-            status = "complete" if result.ok else "error"
+            status = TaskStatus.COMPLETE if result.ok else TaskStatus.ERROR
             done.append(Task(call.id, title, status, result.sources))
         for call in calls[self._max_calls :]:
             results.append(not_run(self._max_calls, tool=self._label(call)))

@@ -14,9 +14,9 @@ import logging
 from typing import Any
 from urllib.parse import urlparse
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.on_it import STATUS_TEXT
-from app.conversation.reply.tool_loop import Progress, Task
+from app.conversation.reply.tool_loop import Progress, Task, TaskStatus
 from app.domain import Context
 from app.slack.client import SlackClient
 from app.slack.errors import SlackError
@@ -79,7 +79,7 @@ def _label(url: str) -> str:
 def status_line(tasks: list[Task]) -> str:
     """The thread status while `tasks` run ("is searching messages for …"); once they are
     done, the usual "on it" status again (the model writes on)."""
-    running = [t for t in tasks if t.status == "in_progress"]
+    running = [t for t in tasks if t.status is TaskStatus.IN_PROGRESS]
     if not running:
         return STATUS_TEXT
     title = running[0].title

@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
-from app.conversation.claims import spoke
+from app.conversation.claims.status import spoke
 from app.db.dialects import in_listed, read_guard
 from app.db.ingest import NewMessage
 from app.db.models import TOP_LEVEL, Message, Reply

@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 
 JobFunc = Callable[..., Awaitable[Any]]
 JudgeFunc = Callable[..., Awaitable[Judgment | None]]
+AfterReply = Callable[..., Awaitable[None]]  # called with channel=, thread_ts=
 
 
 class TimerPolicy:
@@ -32,17 +33,21 @@ class TimerPolicy:
         jitter_ratio: float,
         follow_up_wait: float,
         pace_floor: float = 0.0,
+        after_reply: AfterReply | None = None,
     ) -> None:
         """`pace_floor`: PACE_MIN_WAIT_SECONDS, the shortest quiet wait of a lively channel
-        (app.conversation.timing.pace)."""
+        (app.conversation.timing.pace). `after_reply`: what follows each reply job here (the
+        timers of the approvals its conversation asked for, app.conversation.approval.timers)."""
         self._timers = timers
         self._judge = judge
+        self._reply = reply
+        self._after_reply = after_reply
         self._min_wait = min_wait
         self._jitter_ratio = jitter_ratio
         self._follow_up_wait = follow_up_wait
         self._pace_floor = pace_floor
         timers.handle(JobKind.JUDGMENT, self.judge)
-        timers.handle(JobKind.REPLY, reply)
+        timers.handle(JobKind.REPLY, self.reply)
 
     async def on_new_message(self, message: IncomingMessage, route: Route) -> None:
         """Set the timers a newly recorded message calls for. This is the ack path: with the
@@ -97,6 +102,14 @@ class TimerPolicy:
         decision = await self._judge(**job)
         await self.after_judgment(decision)
         return decision
+
+    async def reply(self, **job: Any) -> Any:
+        """The reply job (made wherever jobs run), then what follows it here."""
+        try:
+            return await self._reply(**job)
+        finally:
+            if self._after_reply is not None:
+                await self._after_reply(channel=job["channel"], thread_ts=job["thread_ts"])
 
     async def after_judgment(self, decision: Judgment | None) -> None:
         """A decision to speak becomes a reply timer, unless the conversation moved on; a

@@ -29,7 +29,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
-from app.conversation.claims import OWED, WITHHELD, insert_guard, spoke
+from app.conversation.claims.status import OWED, ReplyStatus, spoke
+from app.conversation.claims.taking import insert_guard
 from app.conversation.timing.participation import asked
 from app.conversation.voice.channel_modes import ChannelMode, Mode, read_mode
 from app.db.models import Reply
@@ -202,7 +203,7 @@ class OwnVoice:
             "thread_ts": thread_ts,
             "trigger_ts": trigger_ts,
             "reason": reason,
-            "status": WITHHELD,
+            "status": ReplyStatus.WITHHELD,
             "error": limit,
             "created_at": time.time(),
         }
@@ -221,5 +222,5 @@ class OwnVoice:
                     col(Reply.status).in_(OWED),
                     col(Reply.chunks).is_(None),
                 )
-                .values(status=WITHHELD, error=limit)
+                .values(status=ReplyStatus.WITHHELD, error=limit)
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.conversation.reply.service import APOLOGY
+from app.conversation.reply.words import apology
 from app.slack.client import SlackClient
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -134,7 +134,7 @@ async def test_the_sign_is_cleared_when_the_reply_fails(
         await wait_for(lambda: slack.thread_status("C2", other) == "", what="the status cleared")
         await asyncio.sleep(0.2)
         left = await tomo.rows("SELECT * FROM on_it")
-    assert slack.posts()[0]["text"] == APOLOGY and slack.thread_status("C1", asked) == ""
+    assert slack.posts()[0]["text"] == apology("en") and slack.thread_status("C1", asked) == ""
     statuses = [c["status"] for c in slack.calls_to("assistant.threads.setStatus")]
     assert statuses == ["is thinking…", "", "is thinking…", ""]
     assert left == []

@@ -10,7 +10,7 @@ from typing import Any
 
 from app.conversation.locks import ConversationLocks
 from app.conversation.reply.prompt import Turns, conversation_turns
-from app.conversation.reply.service import APOLOGY
+from app.conversation.reply.words import apology
 from app.domain import ChatMessage, ReplyReason
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, turns_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -209,7 +209,7 @@ async def test_an_empty_or_unusable_answer_to_a_mention_gets_the_apology(
         stored = await claims(tomo)
     posts = slack.posts()
     assert sorted(p["thread_ts"] or p["channel"] for p in posts) == sorted([*mentions, "D1", "D2"])
-    assert {p["text"] for p in posts} == {APOLOGY}
+    assert {p["text"] for p in posts} == {apology("en")}
     assert all("unusable answer" in c["error"] for c in stored)
     assert all(c["posted_ts"] for c in stored)
 
@@ -272,6 +272,19 @@ async def test_model_outage_on_a_mention_posts_a_short_apology(
     assert len(model.requests) == 1  # LLM_MAX_RETRIES=0: no retry
     assert health.status_code == 200
     assert claim["status"] == "failed" and "reply call" in claim["error"]
+
+
+async def test_the_apology_is_in_the_language_of_the_message_it_answers(
+    start_tomo: StartTomo, slack: FakeSlack, model: FakeModel
+) -> None:
+    model.fail(status=500, times=20)
+    async with start_tomo(MIN_WAIT_SECONDS=30, LLM_MAX_RETRIES=0) as tomo:
+        english = await tomo.message("<@UBOT> are you ok?")
+        japanese = await tomo.message("<@UBOT> 大丈夫ですか?", channel="C2")
+        posts = await slack.wait_for_posts(2)
+    said = {p["thread_ts"]: p["text"] for p in posts}
+    assert said == {english: apology("en"), japanese: apology("ja")}
+    assert said[english].startswith("Sorry") and said[japanese].startswith("ごめんなさい")
 
 
 async def test_model_timeout_is_handled_like_an_outage(

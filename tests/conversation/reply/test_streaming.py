@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from app.conversation.claims import Claim
+from app.conversation.claims.taking import Claim
 from app.conversation.reply.posting import EVENT_TYPE
-from app.conversation.reply.service import APOLOGY
 from app.conversation.reply.streaming import StreamedReplies
+from app.conversation.reply.words import apology
 from app.domain import ReplyReason
 from app.slack.mrkdwn import ZWSP, format_reply
 from tests.conftest import StartTomo, Tomo, judgment_json, next_ts, purpose_of, wait_for
@@ -262,7 +262,7 @@ async def test_a_model_failing_before_its_first_words_gets_the_apology_posted(
     async with start_tomo(**STREAM) as tomo:
         asked = await mention(tomo)
         (post,) = await slack.wait_for_posts(1, timeout=20)
-    assert post["thread_ts"] == asked and post["text"] == format_reply(APOLOGY)[0]
+    assert post["thread_ts"] == asked and post["text"] == format_reply(apology("en"))[0]
     assert slack.streams() == []
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.conversation.routing import route_message
+from app.conversation.timing.recovery import OwedJudgment, OwedReply, Stored, owed, skipped
+from app.db.models import Judgment, Message, Reply
 from app.db.recorder import NewMessage
+from app.domain import ReplyReason
 from app.slack.events import IncomingMessage, parse_event
 from tests.conftest import StartTomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -82,3 +85,56 @@ async def test_an_auto_reply_owed_at_a_restart_stays_an_auto_reply(
     assert slack.posts() == [] and model.requests == []
     signs = {"assistant.threads.setStatus", "reactions.add"}
     assert not [method for method, _ in slack.calls[calls_before:] if method in signs]
+
+
+def _stored_message(route: str, *, ts: str = "1700000100.000100", **fields: Any) -> Message:
+    return Message(
+        channel="C1",
+        ts=ts,
+        conversation_ts="",
+        route=route,
+        created_at=float(ts),
+        text="hi",
+        **fields,
+    )
+
+
+def test_what_a_newest_turn_is_owed_follows_its_route_and_its_judgment() -> None:
+    """The steps of restore_timers: a reply now for its reason; a judgment after its wait (a
+    follow-up's shorter) until one was made; then the reply it decided on, or nothing."""
+    now, waits = 1700000200.0, {"min_wait": 60.0, "follow_up_wait": 5.0}
+    asked = _stored_message("reply", channel_type="im")
+    assert owed(asked, None, now=now, **waits) == OwedReply("C1", "", asked.ts, now, ReplyReason.DM)
+    said = _stored_message("judgment")
+    assert owed(said, None, now=now, **waits) == OwedJudgment(
+        "C1", "", said.ts, max(now, said.created_at + 60.0), False
+    )
+    later = _stored_message("follow_up", ts="1700000199.000100")
+    assert owed(later, None, now=now, **waits) == OwedJudgment(
+        "C1", "", later.ts, later.created_at + 5.0, True
+    )
+    speak = Judgment(
+        channel="C1", latest_ts=said.ts, should_respond=True, reply_at=now + 3, follow_up=True
+    )
+    assert owed(said, speak, now=now, **waits) == OwedReply(
+        "C1", "", said.ts, now + 3, ReplyReason.FOLLOW_UP
+    )
+    silent = Judgment(channel="C1", latest_ts=said.ts, should_respond=False)
+    assert owed(said, silent, now=now, **waits) is None
+    assert owed(_stored_message("record"), None, now=now, **waits) is None
+
+
+def test_a_turn_answered_or_held_by_a_reply_is_owed_nothing() -> None:
+    first, second = _stored_message("judgment"), _stored_message("judgment", ts="1700000150.1")
+    answered = Reply(channel="C1", thread_ts="", trigger_ts=first.ts, status="posted")
+    stored = Stored(newest={}, judged={}, replies=[answered])
+    assert skipped(first, stored) == "answered"
+    assert skipped(second, stored) is None  # came after the reply's message
+    # An owed claim neither answers nor holds its message.
+    cut_short = Reply(channel="C1", thread_ts="", trigger_ts=second.ts, status="interrupted")
+    assert skipped(second, Stored(newest={}, judged={}, replies=[cut_short])) is None
+    # A reply to a later message held the earlier one in its prompt.
+    later = Reply(channel="C1", thread_ts="", trigger_ts="1700000160.1", status="posted")
+    assert skipped(second, Stored(newest={}, judged={}, replies=[later])) == (
+        "held by a reply's prompt"
+    )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.conversation import claims
+from app.conversation.claims import taking
 from app.conversation.voice.own_voice import OwnVoice
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
@@ -297,7 +297,7 @@ async def test_two_instances_never_both_pass_the_cooldown_of_one_channel(databas
             if not turn.allowed:
                 return False
             await asyncio.sleep(0.05)  # between the check and the claim: the race's window
-            claim = await claims.claim(
+            claim = await taking.claim(
                 engine,
                 channel="C1",
                 thread_ts=f"17000000{n}0.000100",

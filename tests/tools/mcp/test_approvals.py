@@ -14,6 +14,7 @@ import time
 import pytest
 from sqlalchemy import text
 
+from app.conversation.reply.words import apology
 from app.tools.mcp import approvals as mcp_approvals
 from tests.conftest import StartTomo, Tomo, wait_for
 from tests.fakes import FakeModel, FakeSlack
@@ -130,6 +131,23 @@ async def test_deny_declines_the_call_and_the_model_is_told(
     assert "declined the call" in result and "not made" in result
     assert slack.posts()[-1]["text"] == "OK, I won't file it."
     assert "Denied by <@U1>" in card_updates(slack, card)[-1]["text"]
+
+
+async def test_a_model_failing_after_the_decision_apologises_in_the_askers_language(
+    start_tomo: StartTomo,
+    slack: FakeSlack,
+    model: FakeModel,
+    tracker: FakeMcp,
+    hooks: FakeResponseUrl,
+) -> None:
+    script(model)
+    async with start_tomo(**settings(tracker.url), LLM_MAX_RETRIES=0) as tomo:
+        card = await asked(tomo, slack, "ログインの件、issue を作って")
+        model.fail(status=500, times=5)  # the reply that goes on after the decision
+        await click(tomo, card, approve=False, response_url=hooks.new_url(kind="actions"))
+        await wait_state(tomo, approval_id_of(card), "done")
+    assert tracker.calls() == []
+    assert slack.posts()[-1]["text"] == apology("ja")
 
 
 async def test_no_decision_in_time_declines_it(
