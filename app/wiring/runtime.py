@@ -41,7 +41,13 @@ from app.retention.guard import unless_workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
 from app.settings import Settings
 from app.slack.client import SlackClient
-from app.wiring.core import Core, build_core, load_job_libraries, load_slack_sdk
+from app.wiring.core import (
+    Core,
+    build_core,
+    job_libraries_loaded,
+    load_job_libraries,
+    load_slack_sdk,
+)
 from app.wiring.known_labels import known_labels
 from app.wiring.reinstall import SLACK_RESUME, after_identity, resume_slack, slack_works_again
 
@@ -187,7 +193,7 @@ def build_runtime(
         on_it = OnIt(slack=core.slack, engine=engine, recorder=core.recorder)
     else:
         assert core.services is not None
-        jobs = InlineJobs(core.services.handlers())
+        jobs = InlineJobs(core.services.handlers(), ready=job_libraries_loaded)
         on_it = core.services.on_it
     approval_timers = None
     if settings.mcp_servers:
