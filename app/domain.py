@@ -209,7 +209,7 @@ class Context:
     workspace_short_term_memory: str | None = None
     channel_memories: dict[str, ChannelMemory] = field(default_factory=dict)
     thread_memories: dict[str, str] = field(default_factory=dict)
-    # The notes this conversation may see that its prompts show (app.memory.notebook).
+    # The notes this conversation may see that its prompts show (app.context.notes).
     notes: tuple[NoteLine, ...] = ()
     # What people asked tomo to keep to in this channel (app.context.instructions); None: none.
     channel_instructions: str | None = None
