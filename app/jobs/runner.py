@@ -1,7 +1,7 @@
 """Where jobs run, behind one interface: in the job worker process (app.jobs.supervisor's
 WorkerJobs, JOB_WORKER=process) or on the web process's own event loop (InlineJobs,
 JOB_WORKER=inline). The timers, the /tomo command and the periodic memory job call a runner
-and never ask which it is; app.wiring.runtime chooses it, once."""
+and never ask which it is; app.wiring.build chooses it, once."""
 
 from __future__ import annotations
 
