@@ -105,10 +105,15 @@ class SharedFile:
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
 
 
+def is_japanese(text: str) -> bool:
+    """The text has Japanese in it (a kana or an ideograph)."""
+    return _JAPANESE.search(text) is not None
+
+
 def language_of(text: str) -> str:
     """The language tomo's own words take for a text: `ja` when it has Japanese in it, else
     `en` (templates/ hold both)."""
-    return "ja" if _JAPANESE.search(text) else "en"
+    return "ja" if is_japanese(text) else "en"
 
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -204,7 +209,7 @@ class Context:
     workspace_short_term_memory: str | None = None
     channel_memories: dict[str, ChannelMemory] = field(default_factory=dict)
     thread_memories: dict[str, str] = field(default_factory=dict)
-    # The notes this conversation may see that its prompts show (app.memory.notebook).
+    # The notes this conversation may see that its prompts show (app.context.notes).
     notes: tuple[NoteLine, ...] = ()
     # What people asked tomo to keep to in this channel (app.context.instructions); None: none.
     channel_instructions: str | None = None

@@ -28,7 +28,7 @@ from app.routes import (
     ready,
 )
 from app.settings import Settings, load_settings
-from app.wiring.runtime import running
+from app.wiring.lifespan import running
 
 
 class Tomo(FastAPI):

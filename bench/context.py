@@ -132,7 +132,7 @@ async def measure(path: Path, builds: int) -> tuple[list[float], list[int], int]
         thread_memory_days=7,
         active_channel_days=7,
         scopes=PublicScopes(),
-        reader=sqlite_reader(engine),  # as app.wiring.runtime builds it
+        reader=sqlite_reader(engine),  # as app.wiring.core builds it
     )
     statements = 0
 

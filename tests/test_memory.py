@@ -63,7 +63,8 @@ def test_each_file_read_gives_the_heaps_free_pages_back(monkeypatch: pytest.Monk
 WEB_PROCESS = """
 import asyncio, sys
 from app.db.engine import create_engine
-from app.wiring.runtime import build_runtime, migrate
+from app.wiring.build import build_runtime
+from app.wiring.lifespan import migrate
 from app.settings import Settings
 
 async def main() -> None:

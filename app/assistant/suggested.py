@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.assistant.words import suggested
-from app.commands.words import is_japanese
 from app.db.models import Message
+from app.domain import language_of
 from app.slack.assistant_threads import set_suggested_prompts
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import AssistantOpened
@@ -73,4 +73,4 @@ class SuggestedPrompts:
                 .limit(1)
             )
             text = latest.scalar_one_or_none()
-        return "ja" if text and is_japanese(text) else "en"
+        return language_of(text or "")

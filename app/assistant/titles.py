@@ -16,9 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.assistant.words import thread_title
-from app.commands.words import is_japanese
 from app.db.models import Message, Reply
-from app.domain import ReplyReason
+from app.domain import ReplyReason, language_of
 from app.slack.assistant_threads import set_thread_title
 from app.slack.client import SlackClient, SlackError
 
@@ -59,7 +58,7 @@ async def title_thread(
             text = opening.scalar_one_or_none() or ""
         if not text.strip():
             return
-        title = thread_title("ja" if is_japanese(text) else "en", text)
+        title = thread_title(language_of(text), text)
         await set_thread_title(slack, channel=channel, thread_ts=thread_ts, title=title)
     except SlackError as error:
         logger.info("the thread %s was not titled: %s", thread_ts, error)

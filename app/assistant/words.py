@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from app.llm.prompts import TEMPLATES, jinja
+from app.templates import TEMPLATES, jinja
 
 if TYPE_CHECKING:
     from jinja2 import Environment

@@ -27,7 +27,7 @@ from app.commands import tools as tool_switches
 from app.commands.answers import escape, quoted, say
 from app.commands.digest import DigestCommand, RunDigest
 from app.commands.instructions import InstructionsCommand
-from app.commands.words import Action, BadDuration, is_japanese, parse_duration
+from app.commands.words import Action, BadDuration, parse_duration
 from app.commands.words import parse_words as parse_command_words
 from app.context.memories import clip
 from app.conversation.timing.participation import Participation
@@ -35,6 +35,7 @@ from app.conversation.voice.channel_modes import Mode, set_mode
 from app.conversation.voice.own_voice import OwnVoice
 from app.db.models import Memory, Message
 from app.digest.timers import DigestTimers
+from app.domain import is_japanese, language_of
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 from app.memory import notebook
@@ -112,7 +113,7 @@ class Commands:
                 .limit(1)
             )
             text = latest.scalar_one_or_none()
-        return "ja" if text and is_japanese(text) else "en"
+        return language_of(text or "")
 
     async def answer(self, command: SlashCommand, *, language: str) -> Answer:
         parsed = parse_command_words(command.text)

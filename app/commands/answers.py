@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from app.llm.prompts import TEMPLATES, format_time, jinja
+from app.templates import TEMPLATES, format_time, jinja
 
 if TYPE_CHECKING:
     from jinja2 import Environment

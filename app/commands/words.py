@@ -1,4 +1,5 @@
-"""What the text after `/tomo` asks for: a command, its duration, and the language to answer in.
+"""What the text after `/tomo` asks for: a command and its duration (the language to answer in is
+app.domain's `language_of`).
 
 Command words are English, each with Japanese aliases (`/tomo 静かに 2時間`). Durations are a
 number and a unit, possibly several (`30m`, `2h`, `1h30m`, `3d`, `1.5h`, `2時間`, `3日`), up to
@@ -57,8 +58,6 @@ _UNITS: dict[str, float] = {
     **dict.fromkeys(("w", "wk", "week", "weeks", "週", "週間"), 7 * 86400.0),
 }
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+|秒|分|時間|日|週間|週)")
-# Hiragana, katakana (with the long-vowel mark), CJK ideographs, half-width katakana.
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
 
 
 class BadDuration(ValueError):
@@ -71,10 +70,6 @@ class Parsed:
     argument: str  # what follows the command word ("" when nothing), normalized
     words: str  # the whole text, as typed (for an unknown command's answer)
     text: str = ""  # what follows the command word, as typed (instructions keep their case)
-
-
-def is_japanese(text: str) -> bool:
-    return _JAPANESE.search(text) is not None
 
 
 def normalize(text: str) -> str:

@@ -11,7 +11,7 @@ An ordinary conversation's prompt is unchanged by it.
 It costs a fixed number of queries whatever the number of channels: the scope's (one read of
 the conversation's facts, one of who its people are: app.gate.scopes), memories, the channels
 they name, the channel's recent messages, the target thread, the names of the people who
-appear, the notes it may see (app.memory.notebook) and the channel's standing instructions
+appear, the notes it may see (app.context.notes) and the channel's standing instructions
 (app.context.instructions). What it reads is bounded too:
 CHANNEL_MESSAGES_LIMIT messages, memories within the budget of app.context.memories, and a few
 dozen notes.
@@ -31,6 +31,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from app.context.chat import author_id, split_channel, to_chat
 from app.context.instructions import instructions_text
 from app.context.memories import recall
+from app.context.notes import for_prompt as notes_for_prompt
 from app.context.statements import (
     CHANNELS_NAMED,
     MEMORIES_RECALLED,
@@ -42,7 +43,6 @@ from app.context.statements import (
 from app.db.models import Channel, Memory, Message, Person
 from app.domain import Context, NoteLine
 from app.gate.scope import Scope
-from app.memory import notebook
 from app.slack.identity import Me
 
 # Looks up a channel's and people's names and waits for them (Directory.learn).
@@ -208,7 +208,7 @@ class ContextBuilder:
             recent=recent,
             target=target,
             people=people_by_id(connection, user_ids),
-            notes=notebook.for_prompt(connection, scope),
+            notes=notes_for_prompt(connection, scope),
             instructions=instructions_text(connection, channel_id),
         )
 

@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from app.commands.words import is_japanese
 from app.digest.messages import Conversation, Numbered, Period
+from app.domain import is_japanese
 from app.llm import LLM, system_message
 from app.llm.prompts import render, render_parts
 

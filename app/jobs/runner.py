@@ -1,17 +1,16 @@
 """Where jobs run, behind one interface: in the job worker process (app.jobs.supervisor's
 WorkerJobs, JOB_WORKER=process) or on the web process's own event loop (InlineJobs,
 JOB_WORKER=inline). The timers, the /tomo command and the periodic memory job call a runner
-and never ask which it is; app.wiring.runtime chooses it, once."""
+and never ask which it is; app.wiring.build chooses it, once."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from app.db.models import Judgment
 from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
-from app.wiring.core import job_libraries_loaded
 
 
 class JobRunner(Protocol):
@@ -44,10 +43,12 @@ class JobRunner(Protocol):
 
 
 class InlineJobs:
-    """Jobs run here, by the services' handlers (app.wiring.job_services)."""
+    """Jobs run here, by the services' handlers (app.wiring.job_services). `ready` says whether
+    this process has imported what a job calls (LiteLLM, slack-sdk): the wiring knows."""
 
-    def __init__(self, handlers: Mapping[JobKind, Handler]) -> None:
+    def __init__(self, handlers: Mapping[JobKind, Handler], *, ready: Callable[[], bool]) -> None:
         self._handlers = handlers
+        self._ready = ready
 
     async def judgment(self, **job: Any) -> Judgment | None:
         decision: Judgment | None = await self._handlers[JobKind.JUDGMENT](**job)
@@ -73,6 +74,6 @@ class InlineJobs:
 
     @property
     def waiting_for(self) -> str | None:
-        if job_libraries_loaded():
+        if self._ready():
             return None
         return "LiteLLM and slack-sdk are still being imported"

@@ -40,6 +40,10 @@ STOP_WAIT_SECONDS = 5.0
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 15.0, 30.0)
 
 
+async def _nothing() -> None:
+    return None
+
+
 class WorkerError(Exception):
     """A job did not complete in the worker: it failed there, or the worker went away."""
 
@@ -47,16 +51,12 @@ class WorkerError(Exception):
 class WorkerJobs:
     """Runs jobs in the child process; the methods are what the timers call."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        identity: Identity,
-        *,
-        on_restart: Callable[[], Awaitable[Any]],
-    ) -> None:
+    def __init__(self, settings: Settings, identity: Identity) -> None:
         self._settings = settings
         self._identity = identity
-        self._on_restart = on_restart
+        # What a restarted worker's jobs are owed again (app.wiring.owed): set by the wiring
+        # once what it restores is built, since those timers call this supervisor.
+        self.on_restart: Callable[[], Awaitable[Any]] = _nothing
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._worker: WorkerProcess | None = None
@@ -229,7 +229,7 @@ class WorkerJobs:
 
     async def _restore(self) -> None:
         try:
-            await self._on_restart()
+            await self.on_restart()
         except Exception:
             logger.exception("restoring the timers after the worker's restart failed")
 

@@ -1,14 +1,16 @@
-"""tomo's notebook: the notes its `note` tool writes (app.tools.note), who may see them, and
-which of them a prompt shows.
+"""tomo's notebook: the notes its `note` tool writes (app.tools.note) and removes, and the lists
+`/tomo memory` and the admin page show. Which notes a reply may see and its prompt shows is the
+context's (app.context.notes).
 
 A note belongs where it was written. One written in a public channel is the workspace's: any
 conversation may see it, while that channel stays public (a channel made private keeps its
 notes to itself from then, decided when they are read). One written anywhere else (a private
 channel, a group DM, a DM, or a conversation tomo knows nothing of) is that conversation's
-alone, shown nowhere else, not even in a DM with one of its members. Who may see a note is
-decided here, from the conversation a reply is posted in and its scope (app.gate.scope: where
-a guest or a person of another organisation reads, the workspace's notes only of the
-channels they read, if any), never from what the model asks.
+alone, shown nowhere else, not even in a DM with one of its members. Where a note is written
+is decided here (`scope_for`); who may see it, in app.context.notes, from the conversation a
+reply is posted in and its scope (app.gate.scope: where a guest or a person of another
+organisation reads, the workspace's notes only of the channels they read, if any), never from
+what the model asks.
 """
 
 from __future__ import annotations
@@ -17,36 +19,18 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import (
-    BindParameter,
-    ColumnElement,
-    CompoundSelect,
-    Connection,
-    and_,
-    bindparam,
-    delete,
-    false,
-    func,
-    or_,
-    select,
-    union_all,
-)
+from sqlalchemy import ColumnElement, delete, false, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
+from app.context.notes import CONVERSATION, WORKSPACE, line_of, shared_now, visible_in
 from app.db.dialects import upsert
 from app.db.models import Channel, Note
 from app.domain import NoteLine
-from app.gate.scope import Scope, shown_public
+from app.gate.scope import Scope
 
-WORKSPACE = "workspace"
-CONVERSATION = "conversation"
 NOTE_CHARS = 500  # one note's text, at most
-IMPORTANT = 4  # notes at least this important enter every prompt that may see them
-IMPORTANT_LIMIT = 20
-RECENT_LIMIT = 5  # the conversation's own most recent notes, whatever their importance
 LISTED_LIMIT = 50  # notes `/tomo memory` and the admin page list
 
 
@@ -54,23 +38,6 @@ LISTED_LIMIT = 50  # notes `/tomo memory` and the admin page list
 class Written:
     note: Note
     new: bool  # False: this reply had written it already (a run after a restart)
-
-
-def _shared() -> ColumnElement[bool]:
-    """SQL: a note that is the workspace's now. Decided when read, from what its channel is
-    now: a note written in a channel since made private belongs to that channel alone."""
-    public = select(col(Channel.id)).where(
-        col(Channel.is_private) == false(), col(Channel.is_im) == false()
-    )
-    return and_(col(Note.scope) == WORKSPACE, col(Note.conversation).in_(public))
-
-
-def visible_in(channel: Any) -> ColumnElement[bool]:
-    """SQL with the bind parameters of the reply's scope (`Scope.bound`): the notes a reply
-    posted in `channel` (a value or a bound parameter) may show: the workspace's that its
-    scope allows, and the conversation's own."""
-    shared = and_(_shared(), shown_public(col(Note.conversation)))
-    return or_(shared, col(Note.conversation) == channel)
 
 
 def written_in(channel: str) -> ColumnElement[bool]:
@@ -151,52 +118,6 @@ async def remove(engine: AsyncEngine, *, note_id: int, scope: Scope) -> bool:
     return bool(deleted.rowcount)
 
 
-def _prompt_statement() -> CompoundSelect:
-    """The notes a prompt shows, in one query (bound by `channel`): the important ones it may
-    see, and the conversation's own most recent."""
-    table = Note.__table__  # type: ignore[attr-defined]
-    channel: BindParameter[str] = bindparam("channel")
-    newest = (col(Note.created_at).desc(), col(Note.id).desc())
-    important = (
-        select(table)
-        .where(visible_in(channel), col(Note.importance) >= IMPORTANT)
-        .order_by(*newest)
-        .limit(IMPORTANT_LIMIT)
-        .subquery()
-    )
-    recent = (
-        select(table)
-        .where(col(Note.conversation) == channel)
-        .order_by(*newest)
-        .limit(RECENT_LIMIT)
-        .subquery()
-    )
-    return union_all(select(important), select(recent))
-
-
-_FOR_PROMPT = _prompt_statement()
-
-
-def for_prompt(connection: Connection, scope: Scope) -> tuple[NoteLine, ...]:
-    """The notes a prompt in the scope's conversation shows, newest first: the important ones
-    it may see (at most IMPORTANT_LIMIT) and its own RECENT_LIMIT most recent."""
-    bound = {"channel": scope.conversation, **scope.bound()}
-    rows = {row.id: row for row in connection.execute(_FOR_PROMPT, bound)}
-    ordered = sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True)
-    return tuple(line_of(row) for row in ordered)
-
-
-def line_of(row: Any) -> NoteLine:
-    """A note row (a Note, or a Core row with its fields) as a prompt shows it."""
-    return NoteLine(
-        id=int(row.id or 0),
-        text=row.text,
-        importance=row.importance,
-        about=tuple(a for a in row.about.split(",") if a),
-        created_at=row.created_at,
-    )
-
-
 async def of_channel(connection: AsyncConnection, channel: str) -> list[NoteLine]:
     """The notes written in `channel`, newest first (at most LISTED_LIMIT)."""
     rows = await connection.execute(
@@ -209,7 +130,7 @@ async def of_channel(connection: AsyncConnection, channel: str) -> list[NoteLine
 
 
 async def workspace_count(connection: AsyncConnection) -> int:
-    counted = await connection.execute(select(func.count()).select_from(Note).where(_shared()))
+    counted = await connection.execute(select(func.count()).select_from(Note).where(shared_now()))
     return int(counted.scalar_one())
 
 

@@ -10,11 +10,11 @@ import json
 import re
 from collections.abc import Callable
 
+from app.domain import is_japanese
 from app.replay.timeline import CURRENT_JOB
 
 QUESTION_DELAY_SECONDS = 30
 _QUESTION = re.compile("[?\uff1f]|(?:か|かな|かね|っけ)[。\uff01!…\\s]*$")  # full-width ? and ! too
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 TextOf = Callable[[str, str], str | None]  # (channel, ts) -> the message's text
 
@@ -59,6 +59,6 @@ class OfflineAnswers:
         return json.dumps(verdict)
 
     def reply(self, text: str) -> str:
-        if _JAPANESE.search(text):
+        if is_japanese(text):
             return "【オフラインのモック返信】いい質問ですね。本物のモデルならここで答えます。"
         return "(offline mock reply) Good question! A real model would answer here."

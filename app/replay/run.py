@@ -40,7 +40,8 @@ from app.replay.timeline import (
     why,
 )
 from app.settings import Settings
-from app.wiring.runtime import Runtime, build_runtime
+from app.wiring.build import build_runtime
+from app.wiring.runtime import Runtime
 
 SETTLE_SECONDS = 0.1  # real time with nothing waiting before the replay counts as finished
 

@@ -11,7 +11,7 @@ whole fleet (a periodic job), delete
 
 Memories are summaries and notes are memories: they stay until forgotten or their channel is
 gone. Seen event ids
-keep their own 72 hours (app.wiring.runtime.prune_seen_events).
+keep their own 72 hours (app.wiring.lifespan.prune_seen_events).
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from app.llm.prompts import TEMPLATES, jinja
 from app.routes.admin import AdminPageRuntime, refuse_cross_site
 from app.routes.admin_api import overview
 from app.routes.admin_feedback import feedback_given, per_reply, sums
+from app.templates import TEMPLATES, jinja
 
 if TYPE_CHECKING:
     from jinja2 import Environment

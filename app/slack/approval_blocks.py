@@ -17,7 +17,7 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from app.llm.prompts import TEMPLATES, jinja
+from app.templates import TEMPLATES, jinja
 
 if TYPE_CHECKING:
     from jinja2 import Environment

@@ -1,6 +1,7 @@
 """The notebook's two tools: `note` writes something worth remembering down, `forget_note`
-removes a note. Where a note belongs and who may see it is app.memory.notebook's rule, from
-the conversation the reply is posted in (the asker), never from the arguments."""
+removes a note. Where a note belongs (app.memory.notebook) and who may see it
+(app.context.notes) follow from the conversation the reply is posted in (the asker), never
+from the arguments."""
 
 from __future__ import annotations
 

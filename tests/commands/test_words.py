@@ -8,10 +8,10 @@ from app.commands.words import (
     MAX_DURATION_SECONDS,
     Action,
     BadDuration,
-    is_japanese,
     parse_duration,
     parse_words,
 )
+from app.domain import is_japanese
 
 
 @pytest.mark.parametrize(

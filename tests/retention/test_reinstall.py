@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 
-from app.wiring.reinstall import resume_slack
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -139,7 +138,7 @@ async def test_a_reply_refused_by_slack_stays_owed_and_is_posted_when_the_token_
             lambda: _status(tomo, "interrupted"), timeout=30, what="the reply owed again"
         )
         tomo.runtime.identity.gone("token_revoked")  # as the next check of the token finds
-        resume_slack(tomo.runtime)
+        tomo.runtime.slack_access.resume()
         posts = await slack.wait_for_posts(1, timeout=120)
     assert posts[0]["thread_ts"] == ts
 

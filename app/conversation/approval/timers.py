@@ -6,7 +6,7 @@ like a reply's, run at the end of the wait, or at once when the person decides. 
 asked (in the job worker, which has no timers) leaves the approval in the database; once its
 job is done here, its conversation's approvals get their timers. At start-up every approval not
 yet done gets its timer back (`restore`); a call whose process died while making it (the
-instance restarted, or its job taken for dead by the fleet: app.wiring.runtime's `hand_back`) is
+instance restarted, or its job taken for dead by the fleet: app.wiring.build's `hand_back`) is
 marked cut short, never made again. The job itself runs where jobs run (JobRunner) and says
 when to look again.
 """

@@ -35,7 +35,7 @@ from app.conversation.timing.participation import asked
 from app.conversation.voice.channel_modes import ChannelMode, Mode, read_mode
 from app.db.models import Reply
 from app.domain import ReplyReason
-from app.llm.prompts import format_time
+from app.templates import format_time
 
 logger = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
-from app.commands.words import is_japanese
 from app.db import approvals
 from app.db.mcp_models import McpApproval
 from app.db.models import Message, Reply
+from app.domain import language_of
 from app.llm.prompts import render
 from app.slack.approval_blocks import MAX_ARGUMENTS_CHARS, say, shown_arguments
 from app.slack.client import SlackClient
@@ -140,4 +140,4 @@ class ApprovalRequests:
                     )
                 )
             ).scalar_one_or_none()
-        return "ja" if text and is_japanese(text) else "en"
+        return language_of(text or "")

@@ -14,7 +14,8 @@ from app.db.migrate import PROJECT_ROOT
 WEB_PROCESS = """
 import asyncio, sys
 from app.db.engine import create_engine
-from app.wiring.runtime import build_runtime, migrate
+from app.wiring.build import build_runtime
+from app.wiring.lifespan import migrate
 from app.settings import Settings
 
 async def main() -> None:
