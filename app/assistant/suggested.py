@@ -23,9 +23,9 @@ from sqlmodel import col
 from app.assistant.words import suggested
 from app.commands.words import is_japanese
 from app.db.models import Message
-from app.slack.assistant_threads import set_suggested_prompts
-from app.slack.client import SlackClient, SlackError
 from app.slack.events import AssistantOpened
+from app.slack.web.assistant_threads import set_suggested_prompts
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from app.assistant.words import thread_title
 from app.commands.words import is_japanese
 from app.db.models import Message, Reply
 from app.domain import ReplyReason
-from app.slack.assistant_threads import set_thread_title
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.assistant_threads import set_thread_title
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

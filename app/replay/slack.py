@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.slack.client import BotIdentity, SlackClient, SlackError
+from app.slack.web.client import BotIdentity, SlackClient, SlackError
 
 BOT_USER_ID = "UTOMO"
 BOT_ID = "BTOMO"

@@ -10,10 +10,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app.slack.client import BotIdentity, SlackClient, SlackError
 from app.slack.envelope import Installation, foreign_reason
-from app.slack.errors import AUTH_ERRORS
 from app.slack.events import bot_authorization
+from app.slack.web.client import BotIdentity, SlackClient, SlackError
+from app.slack.web.errors import AUTH_ERRORS
 
 logger = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from app.retention.erase import Eraser
 from app.retention.guard import unless_workspace_gone
 from app.retention.purge import PURGE_SECONDS, Purge, logged
 from app.settings import Settings
-from app.slack.client import SlackClient
+from app.slack.web.client import SlackClient
 from app.wiring.core import Core, build_core, load_job_libraries, load_slack_sdk
 from app.wiring.known_labels import known_labels
 from app.wiring.reinstall import SLACK_RESUME, after_identity, resume_slack, slack_works_again

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.observability.metrics import SlackErrorKind, count_slack_error
-from app.slack.errors import SlackError, error_from_exception, unreadable
+from app.slack.web.errors import SlackError, error_from_exception, unreadable
 
 if TYPE_CHECKING:
     import aiohttp
@@ -20,7 +20,7 @@ __all__ = ["BotIdentity", "SlackClient", "SlackError"]
 logger = logging.getLogger(__name__)
 
 # How a call may be retried. A read is retried after a 5xx or a dropped connection; a post
-# never is, since Slack may have posted it (app.slack.errors): only a connection that was never
+# never is, since Slack may have posted it (app.slack.web.errors): only a connection that was never
 # made, or a 429 (Slack did nothing), is tried again. `wait_if_limited=False` answers a 429 at
 # once, for calls that have something else to fall back on. A sign ("on it") is tried once:
 # it must be quick, and it has a fallback of its own.
@@ -310,7 +310,7 @@ class SlackClient:
         )
 
     async def mark(self, method: str, **params: Any) -> dict[str, Any]:
-        """A call that only marks something for people to see (app.slack.assistant_threads):
+        """A call that only marks something for people to see (app.slack.web.assistant_threads):
         tried once, like a sign."""
         return await self._call(method, policy=SIGN, **params)
 

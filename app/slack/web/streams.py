@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError, error_from_exception
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError, error_from_exception
 
 if TYPE_CHECKING:
     from slack_sdk.web.async_chat_stream import AsyncChatStream

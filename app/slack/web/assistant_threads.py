@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.slack.client import SlackClient
+from app.slack.web.client import SlackClient
 
 
 async def set_suggested_prompts(
