@@ -19,7 +19,6 @@ from app.assistant.words import thread_title
 from app.commands.words import is_japanese
 from app.db.models import Message, Reply
 from app.domain import ReplyReason
-from app.slack.web.assistant_threads import set_thread_title
 from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
@@ -60,7 +59,7 @@ async def title_thread(
         if not text.strip():
             return
         title = thread_title("ja" if is_japanese(text) else "en", text)
-        await set_thread_title(slack, channel=channel, thread_ts=thread_ts, title=title)
+        await slack.set_thread_title(channel=channel, thread_ts=thread_ts, title=title)
     except SlackError as error:
         logger.info("the thread %s was not titled: %s", thread_ts, error)
     except Exception:

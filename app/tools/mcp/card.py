@@ -65,8 +65,7 @@ async def update_card(slack: SlackClient, approval: McpApproval, status: str) ->
     if not approval.card_ts:
         return
     try:
-        await slack.write(
-            "chat.update",
+        await slack.update_message(
             channel=approval.channel,
             ts=approval.card_ts,
             text=status_line(approval, status),
