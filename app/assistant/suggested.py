@@ -23,9 +23,8 @@ from sqlmodel import col
 from app.assistant.words import suggested
 from app.db.models import Message
 from app.domain import language_of
-from app.slack.assistant_threads import set_suggested_prompts
-from app.slack.client import SlackClient, SlackError
 from app.slack.events import AssistantOpened
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +39,7 @@ class SuggestedPrompts:
         try:
             language = await self.language(opened.user_id)
             title, prompts = suggested(language)
-            await set_suggested_prompts(
-                self._slack,
+            await self._slack.set_suggested_prompts(
                 channel=opened.channel,
                 prompts=prompts,
                 title=title,

@@ -18,8 +18,7 @@ from sqlmodel import col
 from app.assistant.words import thread_title
 from app.db.models import Message, Reply
 from app.domain import ReplyReason, language_of
-from app.slack.assistant_threads import set_thread_title
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ async def title_thread(
         if not text.strip():
             return
         title = thread_title(language_of(text), text)
-        await set_thread_title(slack, channel=channel, thread_ts=thread_ts, title=title)
+        await slack.set_thread_title(channel=channel, thread_ts=thread_ts, title=title)
     except SlackError as error:
         logger.info("the thread %s was not titled: %s", thread_ts, error)
     except Exception:

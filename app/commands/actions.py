@@ -42,9 +42,9 @@ from app.memory import notebook
 from app.memory.control import forget_channel, remembered
 from app.retention.forget import ForgottenMessages
 from app.settings import Settings
-from app.slack.client import SlackClient
-from app.slack.commands import SlashCommand
 from app.slack.identity import Identity
+from app.slack.interactive.commands import SlashCommand
+from app.slack.web.client import SlackClient
 
 logger = logging.getLogger(__name__)
 

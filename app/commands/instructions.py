@@ -19,7 +19,7 @@ from app.context.instructions import (
     read_instructions,
     set_instructions,
 )
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from app.db.dialects import upsert
 from app.db.isolation import storable, summary
 from app.db.models import Channel, Person
 from app.db.recorder import Recorder
-from app.slack.client import SlackClient, SlackError
 from app.slack.events import history_message
 from app.slack.guards import slack_id
 from app.slack.kinds import SLACKBOT
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

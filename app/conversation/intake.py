@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from app.context.directory import Directory
@@ -19,9 +20,11 @@ from app.conversation.timing.participation import Participation
 from app.conversation.timing.policy import TimerPolicy
 from app.db.conversation_facts import MembershipChanged
 from app.db.erasure import Installed
-from app.db.recorder import Change, NewMessage, Recorder
+from app.db.recorder import Change, NewMessage, Outcome, Recorder
+from app.domain import Route
 from app.observability.logs import log_context
-from app.slack.envelope import install_proof
+from app.slack.callbacks import parse_event
+from app.slack.envelope import BadEnvelope, Envelope, install_proof, read_envelope
 from app.slack.events import (
     AssistantOpened,
     ChannelGone,
@@ -31,9 +34,7 @@ from app.slack.events import (
     MemberLeft,
     SlackEvent,
     WorkspaceGone,
-    parse_event,
 )
-from app.slack.guards import shown, slack_id
 from app.slack.identity import Identity
 
 logger = logging.getLogger(__name__)
@@ -71,90 +72,106 @@ class Intake:
     async def take(self, payload: dict[str, Any], *, retry: str | None, why: str | None) -> bool:
         """Record the event and act on it; False when it could not be recorded (Slack should
         deliver it again). `retry` and `why`: Slack's X-Slack-Retry-Num and -Reason."""
-        event_id = payload.get("event_id") or None
-        if event_id is not None and not slack_id(event_id):
-            logger.warning("rejected an event: event_id %s is not a Slack id", shown(event_id))
-            return True
         try:
-            foreign = self._identity.foreign(payload)
+            envelope = read_envelope(payload)
+            foreign = self._identity.foreign(envelope)
             if foreign is None:
-                event, change = self._read(payload)
-                installed = self._installed(payload, change)
+                event, change = self._read(envelope)
+                installed = self._installed(envelope, change)
+        except BadEnvelope as bad:
+            logger.warning("rejected an event: %s", bad)
+            return True
         except Exception:  # a payload shape no guard foresaw: acknowledged, so Slack stops
             logger.exception("rejected an event tomo could not read")
             return True
         if foreign is not None:
-            with log_context(event_id=event_id):
+            with log_context(event_id=envelope.event_id):
                 logger.info("event for %s acknowledged and ignored", foreign)
             return True
-        if isinstance(change, NewMessage):
-            context = log_context(
-                event_id=event_id,
-                channel=change.message.channel,
-                thread_ts=change.route.conversation_ts,
-            )
-        else:
-            context = log_context(event_id=event_id)
-        with context:
+        with self._context(envelope.event_id, change):
             if retry:
                 logger.info("slack retry %s (%s)", retry, why)
             try:
                 outcome = await self._recorder.record(
-                    event_id=event_id, change=change, installed=installed
+                    event_id=envelope.event_id, change=change, installed=installed
                 )
             except Exception:
                 return False
-            if outcome.lifted:
-                logger.info("an event delivered after the uninstall: tomo is installed again")
-            if outcome.deferred:
-                logger.warning(
-                    "the app is installed again while its uninstall's deletion still runs: "
-                    "the message is not stored yet, Slack delivers it again"
-                )
-                return False
-            if outcome.rejected:
-                logger.warning("acknowledged an event the database refused; nothing was recorded")
-            elif outcome.duplicate:
-                logger.info("duplicate delivery acknowledged, not processed again")
-            elif isinstance(change, NewMessage) and outcome.applied:
-                route = outcome.route or change.route  # a follow-up, as recorded
-                if self._identity.refused:
-                    logger.info(
-                        "message %s stored; Slack refuses the token, so it is answered once "
-                        "the token works again",
-                        change.message.ts,
-                    )
-                    self._on_refused()
-                    return True
-                try:
-                    await self._timer_policy.on_new_message(change.message, route)
-                except Exception:  # the job database failed; the message is recorded
-                    logger.exception("setting the timers of message %s failed", change.message.ts)
-                self._directory.note_people([change.message.user_id])
-                logger.info("message %s routed to %s", change.message.ts, route.kind.value)
-            elif isinstance(event, MemberJoined) and event.user_id == self._identity.user_id:
-                logger.info("joined %s; fetching its recent history", event.channel)
-                self._directory.on_bot_joined(event.channel)
-            elif isinstance(event, AssistantOpened):
+            return await self._act(outcome, event, change)
+
+    @staticmethod
+    def _context(event_id: str | None, change: Change) -> AbstractContextManager[None]:
+        """The log lines' context: the event, and a new message's channel and conversation."""
+        if isinstance(change, NewMessage):
+            return log_context(
+                event_id=event_id,
+                channel=change.message.channel,
+                thread_ts=change.route.conversation_ts,
+            )
+        return log_context(event_id=event_id)
+
+    async def _act(self, outcome: Outcome, event: SlackEvent | None, change: Change) -> bool:
+        """What follows the record; False when Slack should deliver the event again."""
+        if outcome.lifted:
+            logger.info("an event delivered after the uninstall: tomo is installed again")
+        if outcome.deferred:
+            logger.warning(
+                "the app is installed again while its uninstall's deletion still runs: "
+                "the message is not stored yet, Slack delivers it again"
+            )
+            return False
+        if outcome.rejected:
+            logger.warning("acknowledged an event the database refused; nothing was recorded")
+            return True
+        if outcome.duplicate:
+            logger.info("duplicate delivery acknowledged, not processed again")
+            return True
+        match event, change:
+            case _, NewMessage() if outcome.applied:
+                await self._new_message(change, outcome.route or change.route)
+            case MemberJoined(channel=channel, user_id=user_id), _ if (
+                user_id == self._identity.user_id
+            ):
+                logger.info("joined %s; fetching its recent history", channel)
+                self._directory.on_bot_joined(channel)
+            case AssistantOpened(), _:
                 self._on_assistant_opened(event)
-            elif isinstance(change, ChannelLeft):
-                logger.info("removed from %s: nothing more of it is stored", change.channel)
-            elif isinstance(change, ChannelGone | WorkspaceGone):
+            case _, ChannelLeft(channel=channel):
+                logger.info("removed from %s: nothing more of it is stored", channel)
+            case _, ChannelGone() | WorkspaceGone():
                 logger.warning("%s: deleting everything kept of it", change)
                 self._on_erasure()
         return True
 
-    def _installed(self, payload: dict[str, Any], change: Change) -> Installed | None:
+    async def _new_message(self, change: NewMessage, route: Route) -> None:
+        """A new message recorded (`route`: as recorded, a follow-up perhaps): its timers set,
+        its author's name to learn; or, while Slack refuses the token, left owed."""
+        if self._identity.refused:
+            logger.info(
+                "message %s stored; Slack refuses the token, so it is answered once "
+                "the token works again",
+                change.message.ts,
+            )
+            self._on_refused()
+            return
+        try:
+            await self._timer_policy.on_new_message(change.message, route)
+        except Exception:  # the job database failed; the message is recorded
+            logger.exception("setting the timers of message %s failed", change.message.ts)
+        self._directory.note_people([change.message.user_id])
+        logger.info("message %s routed to %s", change.message.ts, route.kind.value)
+
+    def _installed(self, envelope: Envelope, change: Change) -> Installed | None:
         """The proof of install this event carries (never an uninstall's own event)."""
         if isinstance(change, WorkspaceGone):
             return None
-        proof = install_proof(payload, bot_user_id=self._identity.user_id)
+        proof = install_proof(envelope, bot_user_id=self._identity.user_id)
         return Installed(*proof) if proof is not None else None
 
-    def _read(self, payload: dict[str, Any]) -> tuple[SlackEvent | None, Change]:
+    def _read(self, envelope: Envelope) -> tuple[SlackEvent | None, Change]:
         """The event, and the change it asks of the database."""
-        self._identity.know_from_event(payload)
-        event = parse_event(payload)
+        self._identity.know_from_event(envelope)
+        event = parse_event(envelope)
         if isinstance(event, IncomingMessage):
             route = route_message(
                 event,

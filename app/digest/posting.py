@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from app.digest.runs import Run
-from app.slack.client import SlackClient
+from app.slack.web.client import SlackClient
 
 logger = logging.getLogger(__name__)
 

@@ -33,9 +33,9 @@ from app.digest.schedules import advance, note_until, read_schedule
 from app.digest.writer import DigestWriter
 from app.llm import LLMError
 from app.observability.logs import log_context
-from app.slack.client import SlackClient, SlackError
 from app.slack.identity import Identity
 from app.slack.mrkdwn import format_reply
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

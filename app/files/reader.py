@@ -36,9 +36,9 @@ from app.files.fetch import Fetcher, Unreadable
 from app.files.images import awaited_data_uri
 from app.files.reading import read
 from app.files.shown import shown_context
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError
 from app.slack.files import files_from_json, files_json, resolved, with_text
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError
 
 logger = logging.getLogger(__name__)
 

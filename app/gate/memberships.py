@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

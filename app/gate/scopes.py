@@ -21,8 +21,8 @@ from app.gate.memberships import Memberships
 from app.gate.rules import to_show
 from app.gate.scope import Scope
 from app.gate.standing import Standing, standing_of
-from app.slack.client import SlackClient
 from app.slack.identity import Identity
+from app.slack.web.client import SlackClient
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.slack.client import BotIdentity, SlackClient, SlackError
+from app.slack.web.client import BotIdentity, SlackClient, SlackError
+from app.slack.web.methods import Method
 
 BOT_USER_ID = "UTOMO"
 BOT_ID = "BTOMO"
@@ -93,11 +94,17 @@ class ReplaySlack(SlackClient):
         ]
 
     # The replay posts replies whole (STREAM_REPLIES=false): it writes nothing else.
-    async def write(self, method: str, **params: Any) -> dict[str, Any]:
-        raise SlackError(method, "unknown_method")
+    async def update_message(self, **params: Any) -> None:
+        raise SlackError(Method.CHAT_UPDATE, "unknown_method")
 
-    async def writer(self) -> Any:
-        raise SlackError("chat.startStream", "unknown_method")
+    async def chat_stream(self, **params: Any) -> Any:
+        raise SlackError(Method.CHAT_START_STREAM, "unknown_method")
+
+    async def append_stream(self, **params: Any) -> None:
+        raise SlackError(Method.CHAT_APPEND_STREAM, "unknown_method")
+
+    async def stop_stream(self, **params: Any) -> None:
+        raise SlackError(Method.CHAT_STOP_STREAM, "unknown_method")
 
     # The replay shows no "on it": nobody is watching the conversation live.
     async def add_reaction(self, *, channel: str, ts: str, name: str) -> None:
@@ -109,8 +116,12 @@ class ReplaySlack(SlackClient):
     async def set_thread_status(self, *, channel: str, thread_ts: str, status: str) -> None:
         return None
 
-    async def mark(self, method: str, **params: Any) -> dict[str, Any]:
-        return {"ok": True}  # the AI app's prompts and titles: nothing to show offline
+    # The AI app's prompts and titles: nothing to show offline.
+    async def set_suggested_prompts(self, **params: Any) -> None:
+        return None
+
+    async def set_thread_title(self, *, channel: str, thread_ts: str, title: str) -> None:
+        return None
 
     async def thread_messages(
         self, *, channel: str, thread_ts: str, limit: int

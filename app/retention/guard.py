@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db import erasure
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

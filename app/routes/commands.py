@@ -21,8 +21,8 @@ from app.commands.answers import say
 from app.observability.logs import log_context
 from app.retention.forget import forget_messages
 from app.routes.signed_form import signed_body
-from app.slack.commands import SlashCommand, parse_command
-from app.slack.response_url import respond
+from app.slack.interactive.commands import SlashCommand, parse_command
+from app.slack.interactive.response_url import respond
 from app.wiring.runtime import Runtime
 
 logger = logging.getLogger(__name__)

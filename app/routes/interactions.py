@@ -2,11 +2,11 @@
 
 Verified exactly like events (the same signature check and body limit: 401 on a bad
 signature, nothing read or stored), then the form's `payload` JSON is read defensively
-(app.slack.interactions). A feedback button's click is stored with the reply it was given to
-and acknowledged at once with an empty 200, well inside Slack's 3 s; no call to Slack is made
-on the way. So is a click on an approval card's Approve or Deny (docs/tools.md#approvals):
-recorded, its job's timer set, then answered. Every other interaction is acknowledged and left
-alone.
+(app.slack.interactive.interactions). A feedback button's click is stored with the reply it
+was given to and acknowledged at once with an empty 200, well inside Slack's 3 s; no call to
+Slack is made on the way. So is a click on an approval card's Approve or Deny
+(docs/tools.md#approvals): recorded, its job's timer set, then answered. Every other
+interaction is acknowledged and left alone.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ from app.observability.logs import log_context
 from app.routes.events import MAX_BODY_BYTES
 from app.routes.signed_form import signed_body
 from app.slack.guards import shown
-from app.slack.interactions import ApprovalClick, approval_clicks, feedback_clicks, payload_of
+from app.slack.interactive.interactions import (
+    ApprovalClick,
+    approval_clicks,
+    feedback_clicks,
+    payload_of,
+)
 from app.wiring.runtime import Runtime
 
 logger = logging.getLogger(__name__)

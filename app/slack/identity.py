@@ -8,12 +8,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from app.slack.client import BotIdentity, SlackClient, SlackError
-from app.slack.envelope import Installation, foreign_reason
-from app.slack.errors import AUTH_ERRORS
-from app.slack.events import bot_authorization
+from app.slack.envelope import Envelope, Installation, foreign_reason
+from app.slack.web.client import BotIdentity, SlackClient, SlackError
+from app.slack.web.errors import AUTH_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -94,17 +93,17 @@ class Identity:
         self._installation = Installation(user_id, team_id, enterprise_id, app_id)
         self.known.set()
 
-    def foreign(self, envelope: dict[str, Any]) -> str | None:
+    def foreign(self, envelope: Envelope) -> str | None:
         """Why an event is for another app or workspace, or None when it is tomo's (no I/O)."""
         return foreign_reason(envelope, self._installation)
 
-    def know_from_event(self, envelope: dict[str, Any]) -> None:
+    def know_from_event(self, envelope: Envelope) -> None:
         """Until auth.test has answered, take the bot user id from an event's authorizations,
         so a mention that arrives first as a plain `message` (with `<@bot>` in its text) is
         still a mention. auth.test's answer, when it comes, replaces this (and adds bot_id)."""
         if self.known.is_set():
             return
-        learned = bot_authorization(envelope)
+        learned = envelope.bot()
         if learned is not None:
             self.know(user_id=learned[0], bot_id=None, team_id=learned[1])
             logger.info(

@@ -11,8 +11,8 @@ from app.db.recorder import Recorder
 from app.gate.scopes import Scopes
 from app.llm import LLM
 from app.settings import Settings
-from app.slack.client import SlackClient
 from app.slack.identity import Identity
+from app.slack.web.client import SlackClient
 
 
 @dataclass(frozen=True)

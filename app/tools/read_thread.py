@@ -17,11 +17,11 @@ from app.db.models import Message
 from app.db.search import COLUMNS, MESSAGES
 from app.domain import Route, RouteKind
 from app.gate.rules import Gate, after_forget, to_show
-from app.slack.client import SlackError
 from app.slack.events import IncomingMessage, MessageDeleted, history_message
 from app.slack.kinds import MessageKind
 from app.slack.permalinks import Linked, parse_permalink
 from app.slack.timestamps import slack_ts
+from app.slack.web.client import SlackError
 from app.tools.base import RESULT_CHARS, Asker, ToolResult, failed
 from app.tools.kit import Kit
 from app.tools.messages_shown import clip, link, named, place, visible_channel, when

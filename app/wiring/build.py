@@ -24,7 +24,7 @@ from app.jobs.timers import Timers
 from app.retention.erase import Eraser
 from app.retention.purge import Purge, logged
 from app.settings import Settings
-from app.slack.client import SlackClient
+from app.slack.web.client import SlackClient
 from app.wiring.core import build_core, job_libraries_loaded
 from app.wiring.owed import OwedTimers
 from app.wiring.reinstall import SlackAccess

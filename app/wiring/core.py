@@ -27,8 +27,8 @@ from app.conversation.voice.own_voice import OwnVoice
 from app.db.engine import session_factory, sqlite_reader
 from app.db.recorder import Recorder
 from app.settings import Settings
-from app.slack.client import SlackClient
 from app.slack.identity import Identity
+from app.slack.web.client import SlackClient
 
 if TYPE_CHECKING:
     from app.wiring.job_services import JobServices

@@ -37,8 +37,8 @@ from app.jobs.kinds import JobKind
 from app.llm import LLM
 from app.memory.refresh import MemoryService
 from app.settings import Settings
-from app.slack.client import SlackClient
 from app.slack.identity import Identity
+from app.slack.web.client import SlackClient
 from app.tools.kit import Kit
 from app.tools.registry import Toolbox
 

@@ -31,7 +31,7 @@ EVENT_TYPES = (
     "tokens_revoked",
     "url_verification",
 )
-# The Slack Web API methods tomo calls (app.slack.client, app.slack.streams).
+# The Slack Web API methods tomo calls (app.slack.web.client, app.slack.web.streams).
 SLACK_METHODS = (
     "auth.test",
     "bots.info",

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.context.directory import Directory
 from app.retention.guard import installed_again, workspace_gone
-from app.slack.client import SlackClient
 from app.slack.identity import Identity
+from app.slack.web.client import SlackClient
 from app.wiring.tasks import Background
 
 logger = logging.getLogger(__name__)

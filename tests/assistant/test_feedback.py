@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from app.slack.feedback_blocks import claim_of_block
+from app.slack.interactive.feedback_blocks import claim_of_block
 from tests.assistant.helpers import answer_by_purpose, feedback_rows, settled, with_blocks
 from tests.conftest import ADMIN_TOKEN, StartTomo, Tomo, judgment_json, wait_for
 from tests.fakes import FakeModel, FakeSlack

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.slack.feedback_blocks import claim_of_block
+from app.slack.interactive.feedback_blocks import claim_of_block
 from tests.assistant.helpers import answer_by_purpose, settled, with_blocks
 from tests.conftest import StartTomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack

@@ -19,7 +19,7 @@ from app.replay.cli import OFFLINE_LABEL, offline_reason, replay
 from app.replay.conversation import ReplayError, parse_conversation
 from app.replay.slack import ReplaySlack
 from app.settings import Settings
-from app.slack.client import SlackClient
+from app.slack.web.client import SlackClient
 from tests.conftest import judgment_json, purpose_of
 from tests.fakes import FakeModel, FakeSlack
 

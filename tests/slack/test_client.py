@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.client import SlackClient, SlackError
 from tests.fakes import FakeSlack
 from tests.fakes.server import ServerThread
 

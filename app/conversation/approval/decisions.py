@@ -13,10 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.conversation.approval.timers import ApprovalTimers
 from app.db import approvals
 from app.db.approvals import State
-from app.slack.approval_blocks import say
-from app.slack.client import SlackClient
-from app.slack.interactions import ApprovalClick
-from app.slack.response_url import respond
+from app.slack.interactive.approval_blocks import say
+from app.slack.interactive.interactions import ApprovalClick
+from app.slack.interactive.response_url import respond
+from app.slack.web.client import SlackClient
 from app.tools.mcp.card import update_card
 
 logger = logging.getLogger(__name__)

@@ -43,8 +43,8 @@ from app.jobs.kinds import JobKind
 from app.llm import LLMError
 from app.llm.prompts import render
 from app.llm.tool_calls import ToolCall, assistant_turn, tool_turn
-from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
+from app.slack.web.client import SlackClient
 from app.tools.base import Asker
 from app.tools.given import GivenUrls
 from app.tools.mcp.answers import McpRefused, McpUnreachable

@@ -36,7 +36,7 @@ from app.db.dialects import upsert
 from app.db.models import OnIt as OnItRow
 from app.db.recorder import Recorder
 from app.domain import ReplyReason
-from app.slack.client import SlackClient, SlackError
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

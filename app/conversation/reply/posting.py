@@ -17,10 +17,10 @@ from typing import Any
 
 from app.conversation.claims.taking import Claim
 from app.db.recorder import Recorder
-from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
-from app.slack.feedback_blocks import FeedbackButtons
 from app.slack.identity import Identity
+from app.slack.interactive.feedback_blocks import FeedbackButtons
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,8 @@ class Poster:
         self._slack = slack
         self._recorder = recorder
         self.identity = identity
-        # The reply's last message ends with the feedback buttons (app.slack.feedback_blocks).
+        # The reply's last message ends with the feedback buttons
+        # (app.slack.interactive.feedback_blocks).
         self.buttons = buttons or FeedbackButtons()
         self._in_flight: dict[int, asyncio.Task[str]] = {}
 

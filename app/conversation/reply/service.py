@@ -31,8 +31,8 @@ from app.db.recorder import Recorder
 from app.domain import Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError
-from app.slack.client import SlackClient
 from app.slack.mrkdwn import format_reply
+from app.slack.web.client import SlackClient
 
 logger = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from app.conversation.claims.taking import Claim
 from app.conversation.reply.posting import Poster, metadata
 from app.conversation.reply.stream_text import split_for_stream
 from app.db.models import Reply
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError
-from app.slack.streams import MessageStream, rewrite
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError
+from app.slack.web.streams import MessageStream, rewrite
 
 logger = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from app.conversation.reply.stream_writer import (
 from app.conversation.reply.tool_loop import Progress, Task, ToolLoop
 from app.conversation.reply.tool_progress import task_chunk, thread_status
 from app.llm import LLMError
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError
-from app.slack.streams import GOV_SLACK_HOST, refused_everywhere
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError
+from app.slack.web.streams import GOV_SLACK_HOST, refused_everywhere
 from app.tools.base import Asker
 
 logger = logging.getLogger(__name__)

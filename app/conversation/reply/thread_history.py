@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 
 from app.db.recorder import Recorder
-from app.slack.client import SlackClient, SlackError
 from app.slack.events import history_message
+from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)
 

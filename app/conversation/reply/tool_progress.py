@@ -18,8 +18,8 @@ from app.conversation.claims.taking import Claim
 from app.conversation.reply.on_it import STATUS_TEXT
 from app.conversation.reply.tool_loop import Progress, Task, TaskStatus
 from app.domain import Context
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError
 from app.tools.base import Asker
 from app.tools.given import GivenUrls
 

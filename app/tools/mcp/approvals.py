@@ -25,9 +25,9 @@ from app.db.mcp_models import McpApproval
 from app.db.models import Message, Reply
 from app.domain import language_of
 from app.llm.prompts import render
-from app.slack.approval_blocks import MAX_ARGUMENTS_CHARS, say, shown_arguments
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError
+from app.slack.interactive.approval_blocks import MAX_ARGUMENTS_CHARS, say, shown_arguments
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError
 from app.tools.base import Asker, ToolResult, failed
 from app.tools.mcp.card import minutes, post_card
 from app.tools.mcp.offer import OfferedTool

@@ -1,6 +1,7 @@
-"""Posting and rewriting an approval's card in Slack (app.slack.approval_blocks shapes it): posted
-once when the model asks for the call, rewritten without its buttons once decided, expired or
-called. A rewrite Slack refuses is logged; the decision stands in the database all the same."""
+"""Posting and rewriting an approval's card in Slack (app.slack.interactive.approval_blocks
+shapes it): posted once when the model asks for the call, rewritten without its buttons once
+decided, expired or called. A rewrite Slack refuses is logged; the decision stands in the
+database all the same."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import logging
 import math
 
 from app.db.mcp_models import McpApproval
-from app.slack.approval_blocks import card_blocks, say
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError
+from app.slack.interactive.approval_blocks import card_blocks, say
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +65,7 @@ async def update_card(slack: SlackClient, approval: McpApproval, status: str) ->
     if not approval.card_ts:
         return
     try:
-        await slack.write(
-            "chat.update",
+        await slack.update_message(
             channel=approval.channel,
             ts=approval.card_ts,
             text=status_line(approval, status),

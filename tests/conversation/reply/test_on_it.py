@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from app.conversation.reply.words import apology
-from app.slack.client import SlackClient
+from app.slack.web.client import SlackClient
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
 

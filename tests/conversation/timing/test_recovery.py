@@ -10,7 +10,9 @@ from app.conversation.timing.recovery import OwedJudgment, OwedReply, Stored, ow
 from app.db.models import Judgment, Message, Reply
 from app.db.recorder import NewMessage
 from app.domain import ReplyReason
-from app.slack.events import IncomingMessage, parse_event
+from app.slack.callbacks import parse_event
+from app.slack.envelope import read_envelope
+from app.slack.events import IncomingMessage
 from tests.conftest import StartTomo, judgment_json, next_ts, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes.response_url import FakeResponseUrl
@@ -68,7 +70,8 @@ async def test_an_auto_reply_owed_at_a_restart_stays_an_auto_reply(
             "event_ts": ts,
             "channel_type": "channel",
         }
-        message = parse_event({"type": "event_callback", "team_id": "T0001", "event": event})
+        envelope = {"type": "event_callback", "team_id": "T0001", "event": event}
+        message = parse_event(read_envelope(envelope))
         assert isinstance(message, IncomingMessage)
         route = route_message(message, bot_user_id="UBOT", auto_reply_channels=frozenset({"C2"}))
         # Recorded, and the process gone before its timer fired: only the database knows.

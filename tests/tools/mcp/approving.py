@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from app.jobs.backend import Timer
-from app.slack.approval_blocks import APPROVE, BLOCK_PREFIX, DENY
+from app.slack.interactive.approval_blocks import APPROVE, BLOCK_PREFIX, DENY
 from tests.conftest import Tomo, wait_for
 from tests.fakes import FakeSlack
 from tests.interactions import feedback_payload, interact

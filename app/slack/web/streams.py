@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-from app.slack.client import SlackClient
-from app.slack.errors import SlackError, error_from_exception
+from app.slack.web.client import SlackClient
+from app.slack.web.errors import SlackError, error_from_exception
+from app.slack.web.methods import Method
 
 if TYPE_CHECKING:
     from slack_sdk.web.async_chat_stream import AsyncChatStream
@@ -49,6 +50,11 @@ class MessageStream:
         self.ts = ts  # None until Slack answered the start
         self._helper: AsyncChatStream | None = None
 
+    @property
+    def _found_ts(self) -> str:
+        # Without the helper, the stream was found again: made with its ts.
+        return cast(str, self.ts)
+
     @classmethod
     async def start(
         cls,
@@ -64,22 +70,20 @@ class MessageStream:
         """Start the message with `text` (and `chunks`: task updates) in the thread (thread_ts
         "": at the top level, which Slack's reference allows though the helper's signature
         wants a thread)."""
-        web = await slack.writer()
         stream = cls(slack, channel=channel)
-        stream._helper = await web.chat_stream(
+        stream._helper = await slack.chat_stream(
             channel=channel,
-            thread_ts=cast(str, thread_ts or None),  # None is left out of the call
+            thread_ts=thread_ts or None,
             recipient_user_id=recipient_user_id,
             recipient_team_id=recipient_team_id,
-            buffer_size=1,
         )
         try:
             await stream._helper.append(markdown_text=text, chunks=chunks)
         except Exception as error:
-            raise error_from_exception("chat.startStream", error) from error
+            raise error_from_exception(Method.CHAT_START_STREAM, error) from error
         stream.ts = stream._helper.ts
         if not stream.ts:
-            raise SlackError("chat.startStream", "answer without ts", uncertain=True)
+            raise SlackError(Method.CHAT_START_STREAM, "answer without ts", uncertain=True)
         return stream
 
     async def append(self, text: str, *, chunks: list[dict[str, Any]] | None = None) -> None:
@@ -88,15 +92,17 @@ class MessageStream:
             try:
                 await self._helper.append(markdown_text=text, chunks=chunks)
             except Exception as error:
-                raise error_from_exception("chat.appendStream", error) from error
+                raise error_from_exception(Method.CHAT_APPEND_STREAM, error) from error
             return
-        params: dict[str, Any] = {"channel": self.channel, "ts": self.ts}
         if chunks is not None:
             said = [{"type": "markdown_text", "text": text}] if text else []
-            params["chunks"] = said + chunks
+            await self._slack.append_stream(
+                channel=self.channel, ts=self._found_ts, chunks=said + chunks
+            )
         else:
-            params["markdown_text"] = text
-        await self._slack.write("chat.appendStream", **params)
+            await self._slack.append_stream(
+                channel=self.channel, ts=self._found_ts, markdown_text=text
+            )
 
     async def stop(
         self,
@@ -113,13 +119,15 @@ class MessageStream:
             try:
                 await helper.stop(markdown_text=text or None, metadata=metadata, blocks=blocks)
             except Exception as error:
-                raise error_from_exception("chat.stopStream", error) from error
+                raise error_from_exception(Method.CHAT_STOP_STREAM, error) from error
             return
-        params: dict[str, Any] = {"channel": self.channel, "ts": self.ts}
-        params |= {"markdown_text": text} if text else {}
-        params |= {"metadata": metadata} if metadata else {}
-        params |= {"blocks": blocks} if blocks else {}
-        await self._slack.write("chat.stopStream", **params)
+        await self._slack.stop_stream(
+            channel=self.channel,
+            ts=self._found_ts,
+            markdown_text=text,
+            metadata=metadata,
+            blocks=blocks,
+        )
 
 
 async def rewrite(
@@ -135,10 +143,13 @@ async def rewrite(
     how a stream that can no longer be stopped or appended to is finished. With `blocks` (the
     text's own markdown block among them: Slack takes no `markdown_text` beside blocks) the
     message shows those, and `text` is its notification's."""
-    params: dict[str, Any] = {"channel": channel, "ts": ts}
-    params |= {"text": text, "blocks": blocks} if blocks else {"markdown_text": text}
-    params |= {"metadata": metadata} if metadata else {}
-    await slack.write("chat.update", **params)
+    metadata = metadata or None
+    if blocks:
+        await slack.update_message(
+            channel=channel, ts=ts, text=text, blocks=blocks, metadata=metadata
+        )
+    else:
+        await slack.update_message(channel=channel, ts=ts, markdown_text=text, metadata=metadata)
 
 
 def refused_everywhere(error: SlackError) -> bool:

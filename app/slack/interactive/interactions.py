@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from app.slack.approval_blocks import APPROVE, DENY
-from app.slack.feedback_blocks import ACTION_ID, NEGATIVE, POSITIVE, claim_of_block
 from app.slack.guards import slack_id
+from app.slack.interactive.approval_blocks import APPROVE, DENY
+from app.slack.interactive.feedback_blocks import ACTION_ID, NEGATIVE, POSITIVE, claim_of_block
 from app.slack.timestamps import slack_ts
 
 MAX_FIELDS = 20
@@ -74,8 +74,8 @@ def feedback_clicks(payload: dict[str, Any]) -> list[FeedbackClick]:
 
 @dataclass(frozen=True)
 class ApprovalClick:
-    """Approve or Deny on an approval card (app.slack.approval_blocks): a `button` action with
-    our action_id, its value the approval's id."""
+    """Approve or Deny on an approval card (app.slack.interactive.approval_blocks): a `button`
+    action with our action_id, its value the approval's id."""
 
     channel: str
     card_ts: str

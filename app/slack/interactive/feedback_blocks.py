@@ -21,8 +21,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from app.slack.errors import SlackError
 from app.slack.mrkdwn import split_message
+from app.slack.web.errors import SlackError
 
 logger = logging.getLogger(__name__)
 
