@@ -232,6 +232,8 @@ class Timers:
         return soonest_first([_timer(job, now) for job in self.scheduler.get_jobs()])
 
     async def count(self, kind: JobKind) -> int:
+        if self.scheduler.running:  # every job is in the store, which counts them by name
+            return self._store.count(kind)
         return sum(1 for job in self.scheduler.get_jobs() if job.name == kind)
 
     async def replies_running(self) -> builtins.set[tuple[str, str]]:

@@ -54,3 +54,29 @@ def test_jobs_come_in_time_order_and_due_jobs_up_to_now() -> None:
         store.update_job(job(scheduler, "b", 1.0))
     store.remove_all_jobs()
     assert store.get_all_jobs() == [] and store.get_next_run_time() is None
+
+
+def test_jobs_are_counted_by_name_as_they_come_go_and_are_renamed() -> None:
+    scheduler, store = TimerScheduler(timezone=UTC), TimerStore()
+    for identifier, seconds in (("a", 10.0), ("b", 20.0), ("c", None)):
+        added = job(scheduler, identifier, seconds)
+        added.name = "judgment" if identifier != "c" else "reply"
+        store.add_job(added)
+    assert (store.count("judgment"), store.count("reply"), store.count("memory")) == (2, 1, 0)
+
+    moved = store.lookup_job("a")
+    assert moved is not None
+    moved.next_run_time = START + timedelta(seconds=40)
+    store.update_job(moved)  # moved, not renamed
+    assert (store.count("judgment"), store.count("reply")) == (2, 1)
+    moved.name = "reply"
+    store.update_job(moved)
+    assert (store.count("judgment"), store.count("reply")) == (1, 2)
+
+    store.remove_job("b")
+    assert (store.count("judgment"), store.count("reply")) == (0, 2)
+    with pytest.raises(JobLookupError):
+        store.remove_job("b")
+    assert store.count("judgment") == 0
+    store.remove_all_jobs()
+    assert store.count("reply") == 0
