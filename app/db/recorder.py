@@ -8,7 +8,7 @@ On a SQLite file the transaction runs on a thread of its own with a synchronous 
 one hop off the event loop per commit, where aiosqlite would take several per statement. The
 WAL is checkpointed ten times a second from another connection, so no commit waits for one,
 and once a second the writer puts the messages stored meanwhile into the search index
-together (app.db.search_index), outside the commits that acknowledge them.
+together (app.db.search.index), outside the commits that acknowledge them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from app.db.ingest import (
 )
 from app.db.isolation import cleaned, is_data_error, is_operational, summary
 from app.db.messages import store_messages
-from app.db.search_index import any_pending, index_pending
+from app.db.search.index import any_pending, index_pending
 from app.slack.events import IncomingMessage, MessageDeleted
 
 T = TypeVar("T")

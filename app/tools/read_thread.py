@@ -14,7 +14,7 @@ from sqlalchemy import and_, false, select
 
 from app.db.ingest import message_row
 from app.db.models import Message
-from app.db.search import COLUMNS, MESSAGES
+from app.db.search.service import COLUMNS, MESSAGES
 from app.domain import Route, RouteKind
 from app.gate.rules import Gate, after_forget, to_show
 from app.slack.client import SlackError
