@@ -23,7 +23,7 @@ from app.conversation.intake import Intake
 from app.conversation.reply.on_it import OnIt
 from app.conversation.timing.policy import TimerPolicy
 from app.conversation.timing.recovery import restore_timers
-from app.db import approvals
+from app.db.mcp import approvals
 from app.db.migrate import upgrade_to_head
 from app.db.models import SeenEvent
 from app.db.reachable import DatabaseUnreachable, open_database

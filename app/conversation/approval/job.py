@@ -34,8 +34,8 @@ from app.conversation.reply.prompt import Turns, reply_messages
 from app.conversation.reply.service import usable
 from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.reply.words import apology
-from app.db import approvals
-from app.db.approvals import DECLINED, State
+from app.db.mcp import approvals
+from app.db.mcp.approvals import DECLINED, State
 from app.db.mcp_models import McpApproval
 from app.db.recorder import Recorder
 from app.domain import ReplyReason

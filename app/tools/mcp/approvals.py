@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.commands.words import is_japanese
-from app.db import approvals
+from app.db.mcp import approvals
 from app.db.mcp_models import McpApproval
 from app.db.models import Message, Reply
 from app.llm.prompts import render
