@@ -41,7 +41,7 @@ REMOVE_INDEXED = (
     f"SELECT 'delete', old.rowid, {BODY.format(row='old')} {_UNLESS_PENDING};"
 )
 # Not INSERT OR IGNORE: in a trigger fired by an upsert (INSERT ... ON CONFLICT DO UPDATE, as
-# app.db.messages stores a message again), SQLite applies the outer statement's conflict
+# app.recording.messages stores a message again), SQLite applies the outer statement's conflict
 # policy, so an edit of a message still pending failed on the list's primary key.
 PEND = (
     "INSERT INTO message_search_pending (id) SELECT new.rowid "

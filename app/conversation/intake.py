@@ -19,8 +19,8 @@ from app.conversation.timing.participation import Participation
 from app.conversation.timing.policy import TimerPolicy
 from app.db.conversation_facts import MembershipChanged
 from app.db.erasure import Installed
-from app.db.recorder import Change, NewMessage, Recorder
 from app.observability.logs import log_context
+from app.recording.recorder import Change, NewMessage, Recorder
 from app.slack.envelope import install_proof
 from app.slack.events import (
     AssistantOpened,

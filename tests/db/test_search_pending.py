@@ -67,7 +67,7 @@ def index(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
-# Storing a message again, as app.db.messages does: an upsert whose update is an edit.
+# Storing a message again, as app.recording.messages does: an upsert whose update is an edit.
 STORE_AGAIN = (
     "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, route, text, kind,"
     " created_at, deleted) VALUES ('C1', ?, 'T1', '', '', 'record', ?, 'conversational', 0,"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.conversation.claims.taking import Claim
-from app.db.recorder import Recorder
+from app.recording.recorder import Recorder
 from app.slack.client import SlackClient, SlackError
 from app.slack.events import IncomingMessage
 from app.slack.feedback_blocks import FeedbackButtons

@@ -27,7 +27,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import sqlite_writer
 from app.db.erasure import Installed
-from app.db.ingest import (
+from app.db.search.index import any_pending, index_pending
+from app.recording.ingest import (
     REJECTED,
     Change,
     Delivery,
@@ -37,9 +38,8 @@ from app.db.ingest import (
     message_row,
     write_batch,
 )
-from app.db.isolation import cleaned, is_data_error, is_operational, summary
-from app.db.messages import store_messages
-from app.db.search.index import any_pending, index_pending
+from app.recording.isolation import cleaned, is_data_error, is_operational, summary
+from app.recording.messages import store_messages
 from app.slack.events import IncomingMessage, MessageDeleted
 
 T = TypeVar("T")
@@ -142,7 +142,7 @@ class Recorder:
     ) -> list[Outcome | Exception]:
         """A failed group commit: when the database itself failed, every request in it gets
         the error; otherwise the deliveries are written one by one, so one event's values
-        fail that event alone (app.db.isolation)."""
+        fail that event alone (app.recording.isolation)."""
         if is_operational(error):
             logger.error("recording %d events failed", len(deliveries), exc_info=error)
             return [error] * len(deliveries)
