@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
-from app.db.mcp_models import McpApproval
 from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Note, Removal, Reply
+from app.db.models.mcp import McpApproval
 from app.memory.control import forget_records, of_channel
 from app.memory.notebook import written_in
 from app.recording.recorder import Recorder

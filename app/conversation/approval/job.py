@@ -36,7 +36,7 @@ from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.reply.words import apology
 from app.db.mcp import approvals
 from app.db.mcp.approvals import DECLINED, State
-from app.db.mcp_models import McpApproval
+from app.db.models.mcp import McpApproval
 from app.domain import ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.mcp import approvals
 from app.db.mcp.approvals import State
-from app.db.mcp_models import McpApproval
+from app.db.models.mcp import McpApproval
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 

@@ -22,8 +22,8 @@ from sqlmodel import col
 
 from app.commands.words import is_japanese
 from app.db.mcp import approvals
-from app.db.mcp_models import McpApproval
 from app.db.models import Message, Reply
+from app.db.models.mcp import McpApproval
 from app.llm.prompts import render
 from app.slack.approval_blocks import MAX_ARGUMENTS_CHARS, say, shown_arguments
 from app.slack.client import SlackClient

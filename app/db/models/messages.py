@@ -313,7 +313,7 @@ class Note(SQLModel, table=True):
 
 # The tables of tools from MCP servers, registered with these (alembic/env.py imports this
 # module for SQLModel.metadata).
-from app.db.mcp_models import McpApproval, McpServerState, McpSwitch  # noqa: E402, F401
+from app.db.models.mcp import McpApproval, McpServerState, McpSwitch  # noqa: E402, F401
 
 
 class DigestSchedule(SQLModel, table=True):

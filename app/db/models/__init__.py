@@ -1,0 +1,51 @@
+"""The tables (every one registered in SQLModel.metadata on importing this package, which is
+what alembic/env.py does). Times are UNIX epoch seconds (float) so SQLite and PostgreSQL agree."""
+
+from app.db.models.mcp import ApprovalState, McpApproval, McpServerState, McpSwitch
+from app.db.models.messages import (
+    PEOPLES_MESSAGES,
+    TOP_LEVEL,
+    Channel,
+    ChannelControl,
+    ConversationChange,
+    DigestRun,
+    DigestSchedule,
+    Erasure,
+    Feedback,
+    Judgment,
+    LLMCall,
+    Memory,
+    Message,
+    Note,
+    OnIt,
+    Person,
+    Removal,
+    Reply,
+    SeenEvent,
+)
+
+__all__ = [
+    "PEOPLES_MESSAGES",
+    "TOP_LEVEL",
+    "ApprovalState",
+    "Channel",
+    "ChannelControl",
+    "ConversationChange",
+    "DigestRun",
+    "DigestSchedule",
+    "Erasure",
+    "Feedback",
+    "Judgment",
+    "LLMCall",
+    "McpApproval",
+    "McpServerState",
+    "McpSwitch",
+    "Memory",
+    "Message",
+    "Note",
+    "OnIt",
+    "Person",
+    "Removal",
+    "Reply",
+    "SeenEvent",
+]
