@@ -12,7 +12,7 @@ from app.db.models import Message
 from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
 from app.gate.rules import gate_for
-from app.recording.ingest import message_row
+from app.recording.deliveries import message_row
 from app.recording.isolation import storable
 from app.slack.events import IncomingMessage, MessageDeleted
 

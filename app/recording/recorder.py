@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from app.db.engine import sqlite_writer
 from app.db.erasure import Installed
 from app.db.search.index import any_pending, index_pending
-from app.recording.ingest import (
+from app.recording.deliveries import (
     REJECTED,
     Change,
     Delivery,
@@ -36,8 +36,8 @@ from app.recording.ingest import (
     Outcome,
     Reroute,
     message_row,
-    write_batch,
 )
+from app.recording.ingest import write_batch
 from app.recording.isolation import cleaned, is_data_error, is_operational, summary
 from app.recording.messages import store_messages
 from app.slack.events import IncomingMessage, MessageDeleted

@@ -16,7 +16,7 @@ from app.db.models import Message
 from app.db.search.service import COLUMNS, MESSAGES
 from app.domain import Route, RouteKind
 from app.gate.rules import Gate, after_forget, to_show
-from app.recording.ingest import message_row
+from app.recording.deliveries import message_row
 from app.slack.client import SlackError
 from app.slack.events import IncomingMessage, MessageDeleted, history_message
 from app.slack.kinds import MessageKind

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from app.domain import Route, RouteKind
-from app.recording.ingest import APPLIED, REJECTED, NewMessage
+from app.recording.deliveries import APPLIED, REJECTED, NewMessage
 from app.slack.events import IncomingMessage
 from tests.conftest import StartTomo, Tomo, next_ts
 

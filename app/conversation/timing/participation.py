@@ -35,7 +35,7 @@ from app.conversation.claims.status import spoke
 from app.db.dialects import in_listed, read_guard
 from app.db.models import TOP_LEVEL, Message, Reply
 from app.domain import ReplyReason, Route, RouteKind
-from app.recording.ingest import NewMessage
+from app.recording.deliveries import NewMessage
 from app.slack.kinds import MessageKind
 
 T = TypeVar("T")
