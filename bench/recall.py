@@ -8,9 +8,9 @@ The database gets tomo's schema (Alembic, with the search index of migration 001
 bench.recall_corpus's messages (bench.context's month of messages in 100 channels, in English
 and Japanese), inserted as tomo inserts them, so the index is built by its triggers on SQLite.
 A `--database` that already holds that many messages is searched as it is. Each query kind
-below is run `--rounds` times through app.db.search, on the app's async engine, as seen from a
-public channel (public channels only) and from a DM (plus five private channels), with and
-without a channel; p50 and p95 per kind and over all, and beside them the floor: a bare
+below is run `--rounds` times through app.db.search.service, on the app's async engine, as
+seen from a public channel (public channels only) and from a DM (plus five private channels),
+with and without a channel; p50 and p95 per kind and over all, and beside them the floor: a bare
 `SELECT 1` through the same engine (on a busy machine, most of a figure); then what storing
 a message costs with the index and without it (bench.recall_insert). Last line:
 `recall p50_ms=X p95_ms=Y index_mib=Z`.
@@ -29,8 +29,8 @@ from sqlalchemy import text
 
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
-from app.db.search import Where, search
-from app.db.search_terms import terms_of
+from app.db.search.service import Where, search
+from app.db.search.terms import terms_of
 from app.gate.scope import Scope
 from bench.common import machine, median, percentile
 from bench.recall_corpus import CHANNELS, channel_id, fill_postgresql, fill_sqlite

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 from sqlalchemy.engine import make_url
 
-from app.db.search_index import INDEX_PENDING_SQL
+from app.db.search.index import INDEX_PENDING_SQL
 from bench.context import PEOPLE, _messages
 
 CHANNELS = 100
@@ -85,7 +85,7 @@ MESSAGE_COLUMNS = (
 
 
 def fill_sqlite(path: str, total: int) -> None:
-    """Rows through sqlite3, indexed as tomo indexes every message (app.db.search_index)."""
+    """Rows through sqlite3, indexed as tomo indexes every message (app.db.search.index)."""
     channels, people = _directory(time.time())
     with sqlite3.connect(path) as db:
         db.executemany(

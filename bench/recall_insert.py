@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.search_index import INDEX_PENDING_SQL
+from app.db.search.index import INDEX_PENDING_SQL
 from bench.recall_corpus import MESSAGE_COLUMNS, _tail, text_of
 
 BATCH_ROWS = 10

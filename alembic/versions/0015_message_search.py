@@ -4,7 +4,7 @@ Revision ID: 0015
 Revises: 0014
 Create Date: 2026-11-27 15:10:00.000000
 
-What `search_messages` reads (app.db.search): an index of every stored message's text that
+What `search_messages` reads (app.db.search.service): an index of every stored message's text that
 finds words and parts of words in any language, kept by the database itself, so that every
 deletion of a message (retention, Slack's deletions, /tomo forget, a deleted channel, an
 uninstall) takes its words out of the index in the same statement.
@@ -12,7 +12,7 @@ uninstall) takes its words out of the index in the same statement.
 - SQLite: a contentless FTS5 table with the trigram tokenizer, `message_search`, whose rowid
   is the message's rowid, kept by triggers on insert, delete and change of `message.text`.
   Each text is indexed with two spaces after it, so that every occurrence of a word of one or
-  two characters begins some trigram (app.db.search_sqlite reads those from the index's own
+  two characters begins some trigram (app.db.search.sqlite reads those from the index's own
   vocabulary, `message_search_terms`). No column sizes are kept (`columnsize=0`): they serve
   only FTS5's bm25(), which the search does not use, and cost a quarter of each insert.
   A migration that rebuilds the message table on SQLite (batch_alter_table) drops these

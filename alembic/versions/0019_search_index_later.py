@@ -12,7 +12,7 @@ with it, and tens of ms when a merge fell on it).
 
 Now a stored message only leaves its rowid in `message_search_pending`; the writer moves
 the pending messages into the index together, about once a second, and a search does it
-first (app.db.search_index). What the triggers keep true:
+first (app.db.search.index). What the triggers keep true:
 - a rowid is either pending or indexed, never both;
 - a deletion takes an indexed message's words out of the index, a pending one out of the
   list (FTS5's contentless 'delete' must be given exactly what was indexed, so it is never
@@ -41,7 +41,7 @@ REMOVE_INDEXED = (
     f"SELECT 'delete', old.rowid, {BODY.format(row='old')} {_UNLESS_PENDING};"
 )
 # Not INSERT OR IGNORE: in a trigger fired by an upsert (INSERT ... ON CONFLICT DO UPDATE, as
-# app.db.messages stores a message again), SQLite applies the outer statement's conflict
+# app.recording.messages stores a message again), SQLite applies the outer statement's conflict
 # policy, so an edit of a message still pending failed on the list's primary key.
 PEND = (
     "INSERT INTO message_search_pending (id) SELECT new.rowid "

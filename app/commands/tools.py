@@ -3,7 +3,7 @@
 (`jira__create_issue`) off or on here. tomo's own tools follow TOOLS for the whole workspace.
 
 Answered from the settings and the database alone: what each MCP server offers and whether it
-answers is what the process that runs replies last wrote there (app.db.mcp_state); this
+answers is what the process that runs replies last wrote there (app.db.mcp.state); this
 process never speaks MCP itself.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.commands.words import normalize
-from app.db.mcp_state import OK, UNREACHABLE, server_states, switch, switched_off, tools_of
+from app.db.mcp.state import OK, UNREACHABLE, server_states, switch, switched_off, tools_of
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)

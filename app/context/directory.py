@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db.dialects import upsert
-from app.db.isolation import storable, summary
 from app.db.models import Channel, Person
-from app.db.recorder import Recorder
+from app.recording.isolation import storable, summary
+from app.recording.recorder import Recorder
 from app.slack.events import history_message
 from app.slack.guards import slack_id
 from app.slack.kinds import SLACKBOT

@@ -20,9 +20,9 @@ from app.conversation.timing.participation import Participation
 from app.conversation.timing.policy import TimerPolicy
 from app.db.conversation_facts import MembershipChanged
 from app.db.erasure import Installed
-from app.db.recorder import Change, NewMessage, Outcome, Recorder
 from app.domain import Route
 from app.observability.logs import log_context
+from app.recording.recorder import Change, NewMessage, Outcome, Recorder
 from app.slack.callbacks import parse_event
 from app.slack.envelope import BadEnvelope, Envelope, install_proof, read_envelope
 from app.slack.events import (

@@ -60,7 +60,7 @@ def removed_among(
     connection: Connection, keys: Sequence[tuple[str, str]]
 ) -> frozenset[tuple[str, str]]:
     """Which of these (channel, ts) Slack deleted, as far as tomo knows (a removal row). On
-    SQLite SQL text with the values as one flat tuple, as app.db.ingest's inserts: it runs on
+    SQLite SQL text with the values as one flat tuple, as app.recording.ingest's inserts: it runs on
     the acknowledgement's path, where building the statement cost more than running it."""
     if not keys:
         return frozenset()

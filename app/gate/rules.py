@@ -1,8 +1,8 @@
 """The gate: whether a message may be stored, and whether it may be shown.
 
 Every path that stores a message asks `Gate.storable` in the transaction that stores it: the
-events (app.db.ingest, on the acknowledgement's path), and everything fetched from Slack or
-posted by tomo (app.db.messages: a thread read by `read_thread`, a reply's thread history,
+events (app.recording.ingest, on the acknowledgement's path), and everything fetched from Slack or
+posted by tomo (app.recording.messages: a thread read by `read_thread`, a reply's thread history,
 the history of a channel tomo is invited into, tomo's own posts). Every path that shows one
 asks `Gate.shown` (a message read live) or puts `forgotten_condition` / `after_forget` in its
 query (a search, a prompt).

@@ -24,8 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlmodel import col
 
 from app.db.dialects import upsert
-from app.db.mcp_models import McpApproval
 from app.db.models import ChannelControl, Memory, Note
+from app.db.models.mcp import McpApproval
 from app.memory.notebook import written_in
 
 FORGET_LOCK_KEY = 0x746F6D6F  # the advisory lock's key ("tomo"); any constant would do

@@ -2,7 +2,7 @@
 
 SQLite has one writer: a delete of a hundred thousand rows would keep every acknowledgement
 waiting for its commit. Rows go a batch at a time, each batch a transaction of its own run by
-the recorder's writer (app.db.recorder.Recorder.write: on SQLite the same thread and
+the recorder's writer (app.recording.recorder.Recorder.write: on SQLite the same thread and
 connection as the acknowledgements' group commits, so they take turns; on PostgreSQL a pooled
 connection). An acknowledgement that arrives during a batch waits for it, so a batch is kept
 short: its size follows how long the last one took (BATCH_SECONDS), and the writer rests at
@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Table, delete, literal_column, select, tuple_
 from sqlalchemy.engine import Connection
 
-from app.db.recorder import Recorder
+from app.recording.recorder import Recorder
 
 BATCH_ROWS = 100  # rows deleted by the first commit; then sized to take BATCH_SECONDS
 MIN_ROWS, MAX_ROWS = 10, 2000

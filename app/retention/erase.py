@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
-from app.db.mcp_models import McpApproval, McpSwitch
 from app.db.models import (
     Channel,
     ChannelControl,
@@ -40,11 +39,12 @@ from app.db.models import (
     Removal,
     Reply,
 )
-from app.db.recorder import Recorder
+from app.db.models.mcp import McpApproval, McpSwitch
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import CHANNEL_JOBS
 from app.memory.control import forget_channel, of_channel
 from app.memory.notebook import written_in
+from app.recording.recorder import Recorder
 from app.retention.batches import delete_in_batches, table_of
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from typing import Any
 from sqlmodel import col
 
 from app.db.models import Message
-from app.db.recorder import Recorder
+from app.recording.recorder import Recorder
 from app.retention.batches import delete_in_batches, table_of
 from app.slack.files import files_from_json
 

@@ -28,11 +28,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
 from app.db import erasure
-from app.db.mcp_models import McpApproval
 from app.db.models import Feedback, Judgment, LLMCall, Memory, Message, Note, Removal, Reply
-from app.db.recorder import Recorder
+from app.db.models.mcp import McpApproval
 from app.memory.control import forget_records, of_channel
 from app.memory.notebook import written_in
+from app.recording.recorder import Recorder
 from app.retention.batches import delete_in_batches, table_of
 from app.retention.erase import Eraser
 

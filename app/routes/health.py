@@ -48,7 +48,7 @@ def _worker(runtime: Runtime) -> dict[str, object]:
 
 
 async def _mcp(runtime: Runtime) -> dict[str, str]:
-    from app.db.mcp_state import OK, UNREACHABLE, server_states
+    from app.db.mcp.state import OK, UNREACHABLE, server_states
     from app.tools.mcp.servers import CHECK_SECONDS
 
     try:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.recorder import Recorder
 from app.gate.scopes import Scopes
 from app.llm import LLM
+from app.recording.recorder import Recorder
 from app.settings import Settings
 from app.slack.identity import Identity
 from app.slack.web.client import SlackClient

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, TypeGuard
 
 from sqlalchemy import and_, false, select
 
-from app.db.ingest import message_row
 from app.db.models import Message
-from app.db.search import COLUMNS, MESSAGES
+from app.db.search.service import COLUMNS, MESSAGES
 from app.domain import Route, RouteKind
 from app.gate.rules import Gate, after_forget, to_show
+from app.recording.ingest import message_row
 from app.slack.events import IncomingMessage, MessageDeleted, history_message
 from app.slack.kinds import MessageKind
 from app.slack.permalinks import Linked, parse_permalink

@@ -1,5 +1,5 @@
 """`search_messages(query, channel=None, days=None, limit=10)`: what was said, found in the
-messages tomo stored (app.db.search), only where the reader may see (app.gate.scope)."""
+messages tomo stored (app.db.search.service), only where the reader may see (app.gate.scope)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import time
 from typing import Any, ClassVar
 
-from app.db.search import Where, search
-from app.db.search_index import catch_up
-from app.db.search_terms import terms_of
+from app.db.search.index import catch_up
+from app.db.search.service import Where, search
+from app.db.search.terms import terms_of
 from app.tools.base import Asker, ToolResult, failed
 from app.tools.kit import Kit
 from app.tools.messages_shown import clip, link, named, place, visible_channel, when

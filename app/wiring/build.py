@@ -13,7 +13,7 @@ from app.conversation.claims.ending import interrupt as interrupt_claims
 from app.conversation.intake import Intake
 from app.conversation.reply.on_it import OnIt
 from app.conversation.timing.policy import TimerPolicy
-from app.db import approvals
+from app.db.mcp import approvals
 from app.digest import runs as digest_runs
 from app.digest.timers import DigestTimers
 from app.jobs.backend import TimerBackend

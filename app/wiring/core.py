@@ -25,7 +25,7 @@ from app.conversation.timing.pace import with_pace
 from app.conversation.timing.participation import Participation
 from app.conversation.voice.own_voice import OwnVoice
 from app.db.engine import session_factory, sqlite_reader
-from app.db.recorder import Recorder
+from app.recording.recorder import Recorder
 from app.settings import Settings
 from app.slack.identity import Identity
 from app.slack.web.client import SlackClient

@@ -26,7 +26,6 @@ from app.conversation.reply.thread_history import ThreadHistory
 from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.voice.own_voice import OwnVoice
 from app.db.engine import sqlite_reader
-from app.db.recorder import Recorder
 from app.digest.service import DigestService
 from app.digest.writer import DigestWriter
 from app.files.fetch import Fetcher
@@ -36,6 +35,7 @@ from app.jobs.backend import Handler
 from app.jobs.kinds import JobKind
 from app.llm import LLM
 from app.memory.refresh import MemoryService
+from app.recording.recorder import Recorder
 from app.settings import Settings
 from app.slack.identity import Identity
 from app.slack.web.client import SlackClient

@@ -1,4 +1,4 @@
-"""app.db.search with any query on a real database (SQLite, or PostgreSQL with
+"""app.db.search.service with any query on a real database (SQLite, or PostgreSQL with
 TOMO_TEST_DATABASE_URL): no error, and never a message from outside the scope, whatever the
 query holds (FTS5 syntax, LIKE wildcards, quotes, NULs, surrogates, any language)."""
 
@@ -14,9 +14,9 @@ from sqlalchemy import text
 
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
-from app.db.search import Where, search
-from app.db.search_index import catch_up
-from app.db.search_terms import terms_of
+from app.db.search.index import catch_up
+from app.db.search.service import Where, search
+from app.db.search.terms import terms_of
 from app.gate.scope import Scope
 
 TEXTS = [

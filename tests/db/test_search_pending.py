@@ -1,4 +1,4 @@
-"""SQLite's search index takes stored messages in batches (migration 0019, app.db.search_index):
+"""SQLite's search index takes stored messages in batches (migration 0019, app.db.search.index):
 whatever order messages are stored, edited, deleted (their rowids given again) and indexed in,
 once the pending ones are indexed the index holds exactly the words of the messages there are;
 the recorder indexes them on its own within a few seconds, and a search indexes them first."""
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from app.db.engine import create_engine
 from app.db.migrate import upgrade_to_head
-from app.db.search_index import INDEX_PENDING_SQL
+from app.db.search.index import INDEX_PENDING_SQL
 from app.tools.search_messages import SearchMessages
 from tests.conftest import StartTomo, wait_for
 from tests.retention.stored import put_message, ts_at
@@ -67,7 +67,7 @@ def index(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
-# Storing a message again, as app.db.messages does: an upsert whose update is an edit.
+# Storing a message again, as app.recording.messages does: an upsert whose update is an edit.
 STORE_AGAIN = (
     "INSERT INTO message (channel, ts, team_id, thread_ts, conversation_ts, route, text, kind,"
     " created_at, deleted) VALUES ('C1', ?, 'T1', '', '', 'record', ?, 'conversational', 0,"

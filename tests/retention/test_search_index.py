@@ -15,7 +15,7 @@ from sqlalchemy import text as sql
 
 from app.db.engine import create_engine
 from app.db.migrate import PROJECT_ROOT, upgrade_to_head
-from app.db.search_index import catch_up
+from app.db.search.index import catch_up
 from app.tools.search_messages import NOTHING, SearchMessages
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes.response_url import FakeResponseUrl

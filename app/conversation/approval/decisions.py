@@ -11,8 +11,8 @@ import logging
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.conversation.approval.timers import ApprovalTimers
-from app.db import approvals
-from app.db.approvals import State
+from app.db.mcp import approvals
+from app.db.mcp.approvals import State
 from app.slack.interactive.approval_blocks import say
 from app.slack.interactive.interactions import ApprovalClick
 from app.slack.interactive.response_url import respond

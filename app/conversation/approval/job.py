@@ -34,15 +34,15 @@ from app.conversation.reply.prompt import Turns, reply_messages
 from app.conversation.reply.service import usable
 from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.reply.words import apology
-from app.db import approvals
-from app.db.approvals import DECLINED, State
-from app.db.mcp_models import McpApproval
-from app.db.recorder import Recorder
+from app.db.mcp import approvals
+from app.db.mcp.approvals import DECLINED, State
+from app.db.models.mcp import McpApproval
 from app.domain import ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError
 from app.llm.prompts import render
 from app.llm.tool_calls import ToolCall, assistant_turn, tool_turn
+from app.recording.recorder import Recorder
 from app.slack.mrkdwn import format_reply
 from app.slack.web.client import SlackClient
 from app.tools.base import Asker

@@ -20,9 +20,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db import approvals
-from app.db.approvals import State
-from app.db.mcp_models import McpApproval
+from app.db.mcp import approvals
+from app.db.mcp.approvals import State
+from app.db.models.mcp import McpApproval
 from app.jobs.backend import TimerBackend
 from app.jobs.kinds import JobKind
 

@@ -34,8 +34,8 @@ from sqlmodel import col
 
 from app.db.dialects import upsert
 from app.db.models import OnIt as OnItRow
-from app.db.recorder import Recorder
 from app.domain import ReplyReason
+from app.recording.recorder import Recorder
 from app.slack.web.client import SlackClient, SlackError
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.conversation.claims.taking import Claim
-from app.db.recorder import Recorder
+from app.recording.recorder import Recorder
 from app.slack.events import IncomingMessage
 from app.slack.identity import Identity
 from app.slack.interactive.feedback_blocks import FeedbackButtons

@@ -27,10 +27,10 @@ from app.conversation.reply.tool_loop import ToolLoop
 from app.conversation.reply.tool_progress import asker_for, thread_status
 from app.conversation.reply.words import apology, language_answered
 from app.conversation.skips import newest_human, reply_skip
-from app.db.recorder import Recorder
 from app.domain import Context, ReplyReason
 from app.jobs.kinds import JobKind
 from app.llm import LLMError
+from app.recording.recorder import Recorder
 from app.slack.mrkdwn import format_reply
 from app.slack.web.client import SlackClient
 

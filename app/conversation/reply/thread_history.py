@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from app.db.recorder import Recorder
+from app.recording.recorder import Recorder
 from app.slack.events import history_message
 from app.slack.web.client import SlackClient, SlackError
 

@@ -28,9 +28,9 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.engine import Connection
 
 from app.db.dialects import read_guard
-from app.db.ingest import NewMessage, Reroute
 from app.db.models import PEOPLES_MESSAGES
 from app.domain import Route, RouteKind
+from app.recording.deliveries import NewMessage, Reroute
 
 logger = logging.getLogger(__name__)
 

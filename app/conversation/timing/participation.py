@@ -33,9 +33,9 @@ from sqlmodel import col
 
 from app.conversation.claims.status import spoke
 from app.db.dialects import in_listed, read_guard
-from app.db.ingest import NewMessage
 from app.db.models import TOP_LEVEL, Message, Reply
 from app.domain import ReplyReason, Route, RouteKind
+from app.recording.deliveries import NewMessage
 from app.slack.kinds import MessageKind
 
 T = TypeVar("T")
@@ -228,7 +228,7 @@ class Participation:
     ) -> dict[tuple[str, str], Route]:
         """Which of these messages, about to be stored, are follow-ups: their routes by
         (channel, ts). Run by the recorder in the transaction that stores them
-        (app.db.ingest.write_batch), so the messages acknowledged together share this read,
+        (app.recording.ingest.write_batch), so the messages acknowledged together share this read,
         and a follow-up is stored as one before it is acknowledged. When the read fails, they
         stay a judgment's (and the transaction goes on: on PostgreSQL, in a savepoint)."""
         user_id = self._bot_user()

@@ -20,9 +20,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
-from app.db import approvals
-from app.db.mcp_models import McpApproval
+from app.db.mcp import approvals
 from app.db.models import Message, Reply
+from app.db.models.mcp import McpApproval
 from app.domain import language_of
 from app.llm.prompts import render
 from app.slack.interactive.approval_blocks import MAX_ARGUMENTS_CHARS, say, shown_arguments

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import math
 
-from app.db.mcp_models import McpApproval
+from app.db.models.mcp import McpApproval
 from app.slack.interactive.approval_blocks import card_blocks, say
 from app.slack.web.client import SlackClient
 from app.slack.web.errors import SlackError

@@ -37,7 +37,7 @@ class OfferedTool:
         return f"{self.server}{SEPARATOR}{self.tool}"
 
     def listing(self) -> dict[str, Any]:
-        """What /tomo tools shows of it (app.db.mcp_state)."""
+        """What /tomo tools shows of it (app.db.mcp.state)."""
         return {"name": self.tool, "description": self.description[:200], "approve": self.approve}
 
 

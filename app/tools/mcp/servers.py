@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.mcp_state import OK, UNREACHABLE, record_server
+from app.db.mcp.state import OK, UNREACHABLE, record_server
 from app.llm import litellm_module
 from app.settings_mcp import McpServer
 from app.tools.mcp.answers import Answer, McpUnreachable

@@ -32,7 +32,7 @@ class Approvals(Protocol):
     ) -> ToolResult: ...
 
 
-# The servers and tools (`server__tool`) switched off in a channel (app.db.mcp_state).
+# The servers and tools (`server__tool`) switched off in a channel (app.db.mcp.state).
 SwitchedOff = Callable[[str], Awaitable[frozenset[str]]]
 
 

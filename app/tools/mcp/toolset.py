@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.db.mcp_state import switched_off
+from app.db.mcp.state import switched_off
 from app.tools.base import Tool
 from app.tools.mcp.offer import OfferedTool
 from app.tools.mcp.servers import McpServers

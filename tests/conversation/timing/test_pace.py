@@ -32,10 +32,10 @@ from tests.conftest import (
     purpose_of,
     wait_for,
 )
-from tests.db.test_isolation import message
 from tests.fakes import FakeModel, FakeSlack
 from tests.fakes._common import WORKER_WAIT_SECONDS
 from tests.processes import Server, server
+from tests.recording.test_isolation import message
 from tests.test_restart import answer_by_purpose
 
 __all__ = ["server"]  # the fixture

@@ -20,12 +20,12 @@ from app.conversation.timing.participation import Participation
 from app.db.engine import create_engine, sqlite_reader
 from app.db.migrate import upgrade_to_head
 from app.db.models import Message, Reply
-from app.db.recorder import NewMessage, Outcome, Recorder
 from app.domain import Route, RouteKind
+from app.recording.recorder import NewMessage, Outcome, Recorder
 from app.slack.events import IncomingMessage
 
 NOW = time.time()
-# What a database can hold (app.db.isolation cleans NULs and surrogates before storing).
+# What a database can hold (app.recording.isolation cleans NULs and surrogates before storing).
 TEXT = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from app.conversation.routing import route_message
 from app.conversation.timing.recovery import OwedJudgment, OwedReply, Stored, owed, skipped
 from app.db.models import Judgment, Message, Reply
-from app.db.recorder import NewMessage
 from app.domain import ReplyReason
+from app.recording.recorder import NewMessage
 from app.slack.callbacks import parse_event
 from app.slack.envelope import read_envelope
 from app.slack.events import IncomingMessage

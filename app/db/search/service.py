@@ -1,9 +1,9 @@
 """Searching the messages tomo stored, through the index migration 0015 builds, within what
 the reader may see (app.gate.scope gives the condition; every query carries it).
 
-A query's words (app.db.search_terms) must all occur, as words or parts of words in any
+A query's words (app.db.search.terms) must all occur, as words or parts of words in any
 language. Words of three characters or more are found through the trigram index (SQLite:
-app.db.search_sqlite; PostgreSQL: app.db.search_postgresql); words of one or two characters
+app.db.search.sqlite; PostgreSQL: app.db.search.postgresql); words of one or two characters
 as each of those says. Best matches first, ties newest first. No words: the newest messages.
 Only conversational messages that are not deleted, since `Where.since`.
 """
@@ -16,10 +16,10 @@ from typing import Any
 from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db.search_postgresql import postgresql_search
-from app.db.search_rows import COLUMNS, MESSAGES, Where, newest, recent
-from app.db.search_sqlite import sqlite_search
-from app.db.search_terms import Terms
+from app.db.search.postgresql import postgresql_search
+from app.db.search.rows import COLUMNS, MESSAGES, Where, newest, recent
+from app.db.search.sqlite import sqlite_search
+from app.db.search.terms import Terms
 
 __all__ = ["COLUMNS", "MESSAGES", "Where", "search"]
 

@@ -5,7 +5,7 @@ two characters beside them is checked on the rows they found. Alone, it is looke
 the index's vocabulary (`message_search_terms`): every text is indexed with two spaces after
 it, so each occurrence of a short word begins some trigram, and the message has the word if
 it has any trigram that begins with it. A word that begins more than MAX_TRIGRAMS trigrams is
-looked for among the newest messages instead (app.db.search_rows.scanned).
+looked for among the newest messages instead (app.db.search.rows.scanned).
 
 Ranked by `relevance` (BM25's weighting of a word's occurrences by the text's length), ties
 newest first, among the newest CANDIDATES matches the reader may see in
@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, Select, func, literal, literal_column, select, table
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db.search_rows import (
+from app.db.search.rows import (
     COLUMNS,
     MESSAGES,
     SHORT_SCAN_ROWS,
@@ -31,7 +31,7 @@ from app.db.search_rows import (
     recent,
     scanned,
 )
-from app.db.search_terms import Terms, any_of, phrase, prefix_range
+from app.db.search.terms import Terms, any_of, phrase, prefix_range
 
 CANDIDATES = 1000
 MAX_TRIGRAMS = 500

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db.search_rows import (
+from app.db.search.rows import (
     COLUMNS,
     SHORT_SCAN_ROWS,
     Where,
@@ -28,7 +28,7 @@ from app.db.search_rows import (
     newest,
     recent,
 )
-from app.db.search_terms import Terms
+from app.db.search.terms import Terms
 
 PROBE_ROWS = 1000
 PROBE_CANDIDATES = 200  # of the newest messages' matches, ranked (word_similarity is costly)

@@ -1,4 +1,4 @@
-"""What the database keeps of the MCP servers (app.db.mcp_models): each server's last state and
+"""What the database keeps of the MCP servers (app.db.models.mcp): each server's last state and
 tools, written by the process that runs replies and read by /healthz and `/tomo tools`; and
 the servers and tools switched off per channel."""
 
@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
-from app.db.mcp_models import McpServerState, McpSwitch
+from app.db.models.mcp import McpServerState, McpSwitch
 
 OK = "ok"
 UNREACHABLE = "unreachable"

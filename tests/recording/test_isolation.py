@@ -1,5 +1,5 @@
-"""One event's values never fail the other events of its group commit (app.db.isolation), and a
-500 means only that the database itself failed."""
+"""One event's values never fail the other events of its group commit
+(app.recording.isolation), and a 500 means only that the database itself failed."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from app.db.ingest import APPLIED, REJECTED, NewMessage
 from app.domain import Route, RouteKind
+from app.recording.deliveries import APPLIED, REJECTED, NewMessage
 from app.slack.events import IncomingMessage
 from tests.conftest import StartTomo, Tomo, next_ts
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError, StatementError
 
-from app.db.ingest import Delivery, NewMessage
+from app.recording.deliveries import Delivery, NewMessage
 
 T = TypeVar("T")
 

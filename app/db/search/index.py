@@ -4,7 +4,7 @@
 FTS5 writes a new segment of its index for every transaction that adds to it, and merges
 segments as they pile up: indexing each acknowledgement's few messages in their own commit
 cost that commit several times over, and now and then a merge of tens of milliseconds.
-Together, about once a second (the recorder: app.db.recorder) and before any search reads the
+Together, about once a second (the recorder: app.recording.recorder) and before any search reads the
 index (`catch_up`), a second's messages make one segment. PostgreSQL's pg_trgm index needs
 none of this: it is an index of the row, and GIN gathers new entries in its own pending list.
 """

@@ -1,4 +1,4 @@
-"""The calls waiting for a person's approval, and what became of them (app.db.mcp_models's
+"""The calls waiting for a person's approval, and what became of them (app.db.models.mcp's
 McpApproval; docs/tools.md#approvals). Every change of state is one conditional UPDATE: of
 two clicks, two instances or a job run twice, exactly one moves an approval on."""
 
@@ -11,7 +11,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlmodel import col
 
-from app.db.mcp_models import ApprovalState, McpApproval
+from app.db.models.mcp import ApprovalState, McpApproval
 
 State = ApprovalState
 DECLINED = (State.DENIED, State.EXPIRED)

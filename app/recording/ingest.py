@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from itertools import chain
 from typing import Any
 
@@ -21,90 +21,27 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from app.db import erasure
-from app.db.conversation_facts import CONVERSIONS, MembershipChanged, note_conversions, note_fact
+from app.db.conversation_facts import CONVERSIONS, note_conversions, note_fact
 from app.db.dialects import upsert
-from app.db.erasure import ErasureChange, Installed, note_erasure
+from app.db.erasure import note_erasure
 from app.db.models import Message, SeenEvent
 from app.db.removal import remove_messages, removed_among
-from app.domain import Route, RouteKind
+from app.domain import RouteKind
 from app.gate.rules import Gate
-from app.slack.events import ChannelShared, IncomingMessage, MessageDeleted, MessageEdited
-from app.slack.files import files_json
-
-
-@dataclass(frozen=True)
-class NewMessage:
-    message: IncomingMessage
-    route: Route
-
-
-Change = (
-    NewMessage
-    | MessageEdited
-    | MessageDeleted
-    | ErasureChange
-    | ChannelShared
-    | MembershipChanged
-    | None
+from app.recording.deliveries import (
+    APPLIED,
+    DEFERRED,
+    DUPLICATE,
+    NOT_APPLIED,
+    Change,
+    Delivery,
+    NewMessage,
+    Outcome,
+    Reroute,
+    message_row,
+    reply_reason,
 )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    duplicate: bool  # the event id was seen before: nothing was done
-    applied: bool  # the change took effect (a new message was stored, an edit applied)
-    rejected: bool = False  # the database refused its values: nothing was stored
-    route: Route | None = None  # a new message stored with another route than it came with
-    deferred: bool = False  # proves a reinstall while the deletion runs: Slack delivers it again
-    lifted: bool = False  # it proved a reinstall: the workspace is tomo's again
-
-
-# The routes of new messages that the database tells apart (a follow-up: tomo takes part in
-# the conversation), by (channel, ts); read in the recording's transaction, before they are
-# stored (app.conversation.timing.participation).
-Reroute = Callable[[Connection, Sequence[NewMessage], float], dict[tuple[str, str], Route]]
-
-
-@dataclass(frozen=True)
-class Delivery:
-    event_id: str | None
-    change: Change
-    installed: Installed | None = None  # delivered to tomo's bot user (proves the install)
-
-
-# The four outcomes there are, built once.
-APPLIED = Outcome(duplicate=False, applied=True)
-NOT_APPLIED = Outcome(duplicate=False, applied=False)
-DUPLICATE = Outcome(duplicate=True, applied=False)
-REJECTED = Outcome(duplicate=False, applied=False, rejected=True)
-DEFERRED = Outcome(duplicate=False, applied=False, deferred=True)
-
-
-def _reason(route: Route) -> str | None:
-    return route.reason.value if route.reason is not None else None
-
-
-def message_row(message: IncomingMessage, route: Route) -> dict[str, Any]:
-    return {
-        "channel": message.channel,
-        "ts": message.ts,
-        "team_id": message.team_id,
-        "thread_ts": message.thread_ts,
-        "conversation_ts": route.conversation_ts,
-        "route": route.kind.value,
-        "reply_reason": _reason(route),
-        "user_id": message.user_id,
-        "bot_id": message.bot_id,
-        "text": message.text,
-        "subtype": message.subtype,
-        "kind": message.kind.value,
-        "channel_type": message.channel_type,
-        "created_at": message.created_at,
-        "edited_at": None,
-        "deleted": False,
-        "files": files_json(message.files),
-    }
-
+from app.slack.events import MessageDeleted, MessageEdited
 
 MESSAGE_COLUMNS = tuple(Message.__table__.columns.keys())  # type: ignore[attr-defined]
 _message_values = operator.itemgetter(*MESSAGE_COLUMNS)
@@ -291,7 +228,7 @@ def _apply(
                 .where(Message.route != RouteKind.REPLY.value)  # type: ignore[arg-type]
                 .values(
                     route=RouteKind.REPLY.value,
-                    reply_reason=_reason(change.route),
+                    reply_reason=reply_reason(change.route),
                     conversation_ts=change.route.conversation_ts,
                 )
             )

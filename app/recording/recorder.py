@@ -8,7 +8,7 @@ On a SQLite file the transaction runs on a thread of its own with a synchronous 
 one hop off the event loop per commit, where aiosqlite would take several per statement. The
 WAL is checkpointed ten times a second from another connection, so no commit waits for one,
 and once a second the writer puts the messages stored meanwhile into the search index
-together (app.db.search_index), outside the commits that acknowledge them.
+together (app.db.search.index), outside the commits that acknowledge them.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.engine import sqlite_writer
 from app.db.erasure import Installed
-from app.db.ingest import (
+from app.db.search.index import any_pending, index_pending
+from app.recording.deliveries import (
     REJECTED,
     Change,
     Delivery,
@@ -35,11 +36,10 @@ from app.db.ingest import (
     Outcome,
     Reroute,
     message_row,
-    write_batch,
 )
-from app.db.isolation import cleaned, is_data_error, is_operational, summary
-from app.db.messages import store_messages
-from app.db.search_index import any_pending, index_pending
+from app.recording.ingest import write_batch
+from app.recording.isolation import cleaned, is_data_error, is_operational, summary
+from app.recording.messages import store_messages
 from app.slack.events import IncomingMessage, MessageDeleted
 
 T = TypeVar("T")
@@ -142,7 +142,7 @@ class Recorder:
     ) -> list[Outcome | Exception]:
         """A failed group commit: when the database itself failed, every request in it gets
         the error; otherwise the deliveries are written one by one, so one event's values
-        fail that event alone (app.db.isolation)."""
+        fail that event alone (app.recording.isolation)."""
         if is_operational(error):
             logger.error("recording %d events failed", len(deliveries), exc_info=error)
             return [error] * len(deliveries)

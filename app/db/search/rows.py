@@ -1,4 +1,4 @@
-"""What every search of the stored messages shares (app.db.search): the columns it returns,
+"""What every search of the stored messages shares (app.db.search.service): the columns it returns,
 which messages it may return (`Where`), and the two reads that need no index: the newest
 messages, and short words looked for among them."""
 
@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, Row, Select, Table, false, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.models import Message
-from app.db.search_terms import Terms, like_pattern
+from app.db.search.terms import Terms, like_pattern
 from app.slack.kinds import MessageKind
 
 # Short words alone (no longer word to narrow by) are looked for in this many of the newest

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from sqlalchemy.engine import Connection
 
 from app.db.dialects import upsert
-from app.db.ingest import message_row
-from app.db.isolation import storable
 from app.db.models import Message
 from app.db.removal import remove_messages
 from app.domain import Route, RouteKind
 from app.gate.rules import gate_for
+from app.recording.deliveries import message_row
+from app.recording.isolation import storable
 from app.slack.events import IncomingMessage, MessageDeleted
 
 

@@ -4,7 +4,7 @@ Words are what whitespace separates ("launch date" is two; a "quoted phrase" is 
 language: Japanese has no spaces, so "予算会議" is one word and is found inside any longer
 text. The index is made of trigrams (three characters in a row), so a word of three
 characters or more is looked up in it directly; a word of one or two characters (会議, 予算,
-"ok") has no trigram of its own and is found another way (app.db.search).
+"ok") has no trigram of its own and is found another way (app.db.search.service).
 """
 
 from __future__ import annotations
