@@ -18,8 +18,8 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
-from app.settings_mcp import McpServer, parse_servers, raw_servers
-from app.settings_report import describe
+from app.settings.mcp import McpServer, parse_servers, raw_servers
+from app.settings.report import describe
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
@@ -138,7 +138,7 @@ class Settings(DatabaseSettings):
     FETCH_PRIVATE_ADDRESSES: bool = False
     # Bearer token for GET /metrics; unset: /metrics answers 404.
     METRICS_TOKEN: SecretStr | None = None
-    # MCP servers whose tools a reply's model may call (app.settings_mcp, docs/tools.md#mcp):
+    # MCP servers whose tools a reply's model may call (app.settings.mcp, docs/tools.md#mcp):
     # a JSON array, or @ and the path of a JSON file holding one; unset: none.
     MCP_SERVERS: str | None = None
     _mcp_servers: tuple[McpServer, ...] = PrivateAttr(default=())
@@ -413,7 +413,7 @@ def settings_environment(settings: Settings) -> dict[str, str]:
 
 def load_settings(**overrides: object) -> Settings:
     """Read the settings; missing or invalid values stop start-up with one block naming each
-    variable, its problem and what is allowed (app.settings_report)."""
+    variable, its problem and what is allowed (app.settings.report)."""
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as error:
