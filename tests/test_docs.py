@@ -1,6 +1,6 @@
 """The documentation holds together: every relative link of the README and of docs/*.md leads to
 a file that exists and, with a #fragment, to a heading there (named as GitHub names it); and every
-setting of app/settings.py is in the reference, docs/settings.md, with the code's default."""
+setting of app/settings/ is in the reference, docs/settings.md, with the code's default."""
 
 from __future__ import annotations
 
@@ -163,6 +163,4 @@ def test_the_reference_gives_the_code_s_defaults() -> None:
             default = str(default).lower()
         if f"`{default}`" not in rows.get(name, ""):
             wrong.append(f"{name}: code says {default!r}, docs say {rows.get(name, '-')!r}")
-    assert not wrong, "defaults in docs/settings.md differ from app/settings.py:\n" + "\n".join(
-        wrong
-    )
+    assert not wrong, "defaults in docs/settings.md differ from app/settings/:\n" + "\n".join(wrong)

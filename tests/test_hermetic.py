@@ -46,7 +46,7 @@ FILLED = {
 
 
 def filled_env_file(folder: Path) -> Path:
-    """A `.env` in `folder` with every setting of app/settings.py filled in."""
+    """A `.env` in `folder` with every setting of app/settings/ filled in."""
     values = dict(FILLED)
     for name, field in Settings.model_fields.items():
         # The rest: a text setting (a choice) its default, a list its default, a number 1.

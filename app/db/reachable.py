@@ -1,5 +1,5 @@
 """The database at start-up: reached, or one short block saying that it cannot be and why, naming
-DATABASE_URL with its password hidden, as the settings errors are (app.settings_report), rather
+DATABASE_URL with its password hidden, as the settings errors are (app.settings.report), rather
 than a driver's traceback."""
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, Implementation, TextContent
 
-from app.settings_mcp import McpServer
+from app.settings.mcp import McpServer
 from app.tools.mcp.answers import Answer, ListedTool, McpRefused, McpUnreachable
 
 CLIENT = Implementation(name="tomo", version="1")

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.settings_mcp import McpServer
+from app.settings.mcp import McpServer
 from app.tools.mcp.answers import ListedTool
 
 logger = logging.getLogger(__name__)

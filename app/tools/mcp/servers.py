@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.db.mcp.state import OK, UNREACHABLE, record_server
 from app.llm import litellm_module
-from app.settings_mcp import McpServer
+from app.settings.mcp import McpServer
 from app.tools.mcp.answers import Answer, McpUnreachable
 from app.tools.mcp.offer import OfferedTool, offered
 

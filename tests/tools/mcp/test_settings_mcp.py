@@ -1,4 +1,4 @@
-"""MCP_SERVERS read at start-up (app/settings_mcp.py): the JSON or an @file, `${VAR}` from the
+"""MCP_SERVERS read at start-up (app/settings/mcp.py): the JSON or an @file, `${VAR}` from the
 environment or .env, checked whole; anything wrong stops start-up with a message that names
 MCP_SERVERS, and never shows a header's value; the job worker reads back the same servers."""
 
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.settings import Settings, SettingsError, load_settings, settings_environment
-from app.settings_mcp import parse_servers
+from app.settings.mcp import parse_servers
 
 REQUIRED = {"SLACK_SIGNING_SECRET": "s", "SLACK_BOT_TOKEN": "xoxb-1"}
 JIRA = {

@@ -1,25 +1,24 @@
-"""All configuration of tomo, read from the environment (and `.env` when present)."""
+"""The settings themselves: each variable's name, type, bounds and default, in the order the
+start-up report lists their problems, and what tomo reads from them (a purpose's model, the
+persona's prompt, the tokens). What a value must be beyond its type is app.settings.checks'."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, get_args
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import (
     Field,
     PrivateAttr,
     SecretStr,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from pydantic_settings import SettingsError as SourceError
 
-from app.settings_mcp import McpServer, parse_servers, raw_servers
-from app.settings_report import describe
+from app.settings import checks
+from app.settings.mcp import McpServer, parse_servers
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
@@ -29,16 +28,6 @@ DEFAULT_PERSONA_PROMPT = (
     "and colleague: warm, brief, curious and helpful, never pushy. You answer in the language "
     "the conversation is written in."
 )
-# The tools a reply's model may be offered, in the order their definitions are given.
-KNOWN_TOOLS = ("search_messages", "read_thread", "note", "fetch_url", "web_search")
-# A bot token, as Slack issues it, and once token rotation has refreshed it.
-BOT_TOKEN_PREFIXES = ("xoxb-", "xoxe.xoxb-")
-
-
-class SettingsError(SystemExit):
-    """Start-up stops: settings are missing or invalid. Its message, the one block an operator
-    reads, names each variable with its problem; as a SystemExit it is printed without a
-    traceback and the process exits with status 1."""
 
 
 class DatabaseSettings(BaseSettings):
@@ -138,7 +127,7 @@ class Settings(DatabaseSettings):
     FETCH_PRIVATE_ADDRESSES: bool = False
     # Bearer token for GET /metrics; unset: /metrics answers 404.
     METRICS_TOKEN: SecretStr | None = None
-    # MCP servers whose tools a reply's model may call (app.settings_mcp, docs/tools.md#mcp):
+    # MCP servers whose tools a reply's model may call (app.settings.mcp, docs/tools.md#mcp):
     # a JSON array, or @ and the path of a JSON file holding one; unset: none.
     MCP_SERVERS: str | None = None
     _mcp_servers: tuple[McpServer, ...] = PrivateAttr(default=())
@@ -163,47 +152,27 @@ class Settings(DatabaseSettings):
     @field_validator("AUTO_REPLY_CHANNELS", mode="before")
     @classmethod
     def _split_channels(cls, value: object) -> object:
-        if isinstance(value, str):
-            return frozenset(part.strip() for part in value.split(",") if part.strip())
-        return value
+        return checks.channels(value)
 
     @field_validator("TOOLS", mode="before")
     @classmethod
     def _split_tools(cls, value: object) -> object:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        if isinstance(value, list | tuple | frozenset | set):
-            unknown = sorted(set(value) - set(KNOWN_TOOLS))
-            if unknown:
-                raise ValueError(
-                    f"names unknown tools ({', '.join(unknown)}); allowed: "
-                    f"{', '.join(KNOWN_TOOLS)}, comma-separated, or empty for none"
-                )
-            # Always in one order, whatever order they were written in: the tools'
-            # definitions then come in a stable order and the prompt's start stays cacheable.
-            return tuple(name for name in KNOWN_TOOLS if name in value)
-        return value
+        return checks.tools(value)
 
-    @field_validator("LLM_FUNCTION_CALLING")
+    @field_validator(*checks.CHOICES)
     @classmethod
-    def _check_function_calling(cls, value: str) -> str:
-        if value.lower() not in {"auto", "true", "false"}:
-            raise ValueError("is not a choice; allowed: auto, true or false")
-        return value.lower()
+    def _check_choice(cls, value: str, info: ValidationInfo) -> str:
+        return checks.choice(str(info.field_name), value)
 
     @field_validator("WEB_SEARCH_PROVIDER", "WEB_SEARCH_API_BASE")
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
-        return value.strip() or None if value is not None else None
+        return checks.blank_is_unset(value)
 
     @field_validator("MCP_SERVERS")
     @classmethod
     def _check_mcp_servers(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        value = raw_servers(value)
-        parse_servers(value, environment=_Anything())  # its shape; ${VAR} comes after
-        return value
+        return checks.mcp_servers(value)
 
     @model_validator(mode="after")
     def _fill_mcp_servers(self) -> Settings:
@@ -216,24 +185,50 @@ class Settings(DatabaseSettings):
                 raise ValueError(f"MCP_SERVERS {error}") from None
         return self
 
+    @field_validator("TIMEZONE")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        return checks.timezone(value)
+
+    @field_validator("LOG_LEVEL")
+    @classmethod
+    def _check_level(cls, value: str) -> str:
+        return checks.log_level(value)
+
+    @field_validator("JOB_BACKEND")
+    @classmethod
+    def _check_backend(cls, value: str, info: ValidationInfo) -> str:
+        return checks.job_backend(value, database_url=str(info.data.get("DATABASE_URL", "")))
+
+    @field_validator("MESSAGE_RETENTION_DAYS")
+    @classmethod
+    def _check_retention(cls, value: float, info: ValidationInfo) -> float:
+        windows: dict[str, float] = {
+            name: info.data[name]
+            for name in ("ACTIVE_CHANNEL_DAYS", "THREAD_MEMORY_DAYS")
+            if name in info.data
+        }
+        return checks.retention(value, windows=windows)
+
+    @field_validator("SLACK_API_URL")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        return checks.trailing_slash(value)
+
+    @field_validator("SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN")
+    @classmethod
+    def _not_empty(cls, value: SecretStr) -> SecretStr:
+        return checks.not_empty(value)
+
+    @field_validator("SLACK_BOT_TOKEN")
+    @classmethod
+    def _bot_token(cls, value: SecretStr) -> SecretStr:
+        return checks.bot_token(value)
+
     @property
     def mcp_servers(self) -> tuple[McpServer, ...]:
         """The MCP servers of MCP_SERVERS, in its order; () when unset."""
         return self._mcp_servers
-
-    @field_validator("TIMEZONE")
-    @classmethod
-    def _check_timezone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        name = value.strip()
-        try:
-            ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(
-                "is not a time zone; use an IANA name such as UTC, Asia/Tokyo or Europe/Berlin"
-            ) from None
-        return name
 
     @property
     def timezone(self) -> ZoneInfo:
@@ -241,103 +236,10 @@ class Settings(DatabaseSettings):
 
         return ZoneInfo(self.TIMEZONE)
 
-    @field_validator("LOG_LEVEL")
-    @classmethod
-    def _check_level(cls, value: str) -> str:
-        level = value.upper()
-        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-            raise ValueError("is not a level; allowed: DEBUG, INFO, WARNING, ERROR or CRITICAL")
-        return level
-
-    @field_validator("LOG_FORMAT")
-    @classmethod
-    def _check_format(cls, value: str) -> str:
-        if value.lower() not in {"text", "json"}:
-            raise ValueError("is not a format; allowed: text or json")
-        return value.lower()
-
-    @field_validator("JOB_WORKER")
-    @classmethod
-    def _check_worker(cls, value: str) -> str:
-        if value.lower() not in {"process", "inline"}:
-            raise ValueError("is not a place to run jobs; allowed: process or inline")
-        return value.lower()
-
-    @field_validator("LLM_VISION")
-    @classmethod
-    def _check_vision(cls, value: str) -> str:
-        if value.lower() not in {"auto", "true", "false"}:
-            raise ValueError("is not a choice; allowed: auto, true or false")
-        return value.lower()
-
-    @field_validator("STREAM_REPLIES")
-    @classmethod
-    def _check_streaming(cls, value: str) -> str:
-        if value.lower() not in {"auto", "false"}:
-            raise ValueError("is not a choice; allowed: auto or false")
-        return value.lower()
-
-    @field_validator("JOB_BACKEND")
-    @classmethod
-    def _check_backend(cls, value: str, info: ValidationInfo) -> str:
-        backend = value.lower()
-        if backend not in {"apscheduler", "procrastinate"}:
-            raise ValueError("is not a job backend; allowed: apscheduler or procrastinate")
-        database = str(info.data.get("DATABASE_URL", ""))
-        if backend == "procrastinate" and not database.startswith(("postgres:", "postgresql")):
-            scheme = database.partition(":")[0] or "empty"
-            raise ValueError(
-                "needs PostgreSQL, where it keeps its jobs: DATABASE_URL must be a "
-                f"postgresql:// (or postgres://) URL, not {scheme}"
-            )
-        return backend
-
-    @field_validator("MESSAGE_RETENTION_DAYS")
-    @classmethod
-    def _check_retention(cls, value: float, info: ValidationInfo) -> float:
-        if value == 0:
-            return value
-        windows = {
-            name: info.data[name]
-            for name in ("ACTIVE_CHANNEL_DAYS", "THREAD_MEMORY_DAYS")
-            if name in info.data
-        }
-        shortest = max(windows.values(), default=0.0)
-        if value < shortest:
-            raise ValueError(
-                f"must be at least ACTIVE_CHANNEL_DAYS and THREAD_MEMORY_DAYS ({shortest:g} "
-                "days: memories are written from that window), or 0 to keep messages until "
-                "they are deleted in Slack"
-            )
-        return value
-
     @property
     def retention_seconds(self) -> float | None:
         """How long stored messages and records are kept; None: until deleted in Slack."""
         return self.MESSAGE_RETENTION_DAYS * 86400.0 or None
-
-    @field_validator("SLACK_API_URL")
-    @classmethod
-    def _trailing_slash(cls, value: str) -> str:
-        return value if value.endswith("/") else value + "/"
-
-    @field_validator("SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN")
-    @classmethod
-    def _not_empty(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().strip():
-            raise ValueError("empty")
-        return value
-
-    @field_validator("SLACK_BOT_TOKEN")
-    @classmethod
-    def _bot_token(cls, value: SecretStr) -> SecretStr:
-        token = value.get_secret_value().strip()
-        if not token.startswith(BOT_TOKEN_PREFIXES):
-            # A token's kind (xoxp- a user's, xapp- an app-level one) is no secret.
-            known = token.startswith(("xox", "xapp-"))
-            what = f"a {token[:5]} token, not a bot token" if known else "not a bot token"
-            raise ValueError(f"is {what} (xoxb-..., or xoxe.xoxb-... once Slack rotates it)")
-        return value
 
     @property
     def judgment_model(self) -> str:
@@ -377,60 +279,3 @@ class Settings(DatabaseSettings):
     def metrics_token(self) -> str | None:
         token = self.METRICS_TOKEN.get_secret_value() if self.METRICS_TOKEN else ""
         return token or None
-
-
-class _Anything(dict[str, str]):
-    """Every variable set (to nothing): for checking MCP_SERVERS' shape alone."""
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __getitem__(self, key: str) -> str:
-        return ""
-
-
-def settings_environment(settings: Settings) -> dict[str, str]:
-    """These settings as environment variables, secrets included, for a child process (the
-    job worker) to read back exactly, and `.env`'s other variables (a provider's key, which
-    LiteLLM reads from the environment); unset values are left out."""
-    environment = {}
-    for name in Settings.model_fields:
-        value = getattr(settings, name)
-        if value is None:
-            continue
-        if isinstance(value, SecretStr):
-            value = value.get_secret_value()
-        elif isinstance(value, frozenset):
-            value = ",".join(sorted(value))
-        elif isinstance(value, tuple):
-            value = ",".join(value)
-        environment[name] = str(value)
-    for name, value in (settings.model_extra or {}).items():  # `.env`'s others: provider keys
-        if value is not None:
-            environment.setdefault(name, str(value))
-    return environment
-
-
-def load_settings(**overrides: object) -> Settings:
-    """Read the settings; missing or invalid values stop start-up with one block naming each
-    variable, its problem and what is allowed (app.settings_report)."""
-    try:
-        return Settings(**overrides)  # type: ignore[arg-type]
-    except ValidationError as error:
-        report = describe(
-            error.errors(),
-            fields=Settings.model_fields,
-            secrets={
-                "MCP_SERVERS",  # its headers may hold a secret written in place of ${VAR}
-                *(
-                    name
-                    for name, field in Settings.model_fields.items()
-                    if SecretStr in (field.annotation, *get_args(field.annotation))
-                ),
-            },
-            environment={n for n in Settings.model_fields if n in os.environ},
-            env_file=Path(".env").is_file(),
-        )
-    except SourceError as error:  # .env unreadable, or a value its parser refuses
-        report = f"tomo cannot start: the settings cannot be read: {error}"
-    raise SettingsError(report)
