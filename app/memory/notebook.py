@@ -34,6 +34,10 @@ NOTE_CHARS = 500  # one note's text, at most
 LISTED_LIMIT = 50  # notes `/tomo memory` and the admin page list
 
 
+# The numbers a note's id (an INTEGER key) can be: 64-bit on SQLite, 32-bit on PostgreSQL.
+_ID_RANGE = {"sqlite": range(-(2**63), 2**63), "postgresql": range(-(2**31), 2**31)}
+
+
 @dataclass(frozen=True)
 class Written:
     note: Note
@@ -109,7 +113,9 @@ async def write(
 
 async def remove(engine: AsyncEngine, *, note_id: int, scope: Scope) -> bool:
     """Delete a note a reply posted in the scope's conversation may see; False when there is
-    none such."""
+    none such (as for a number no note's id can be)."""
+    if note_id not in _ID_RANGE.get(engine.dialect.name, _ID_RANGE["sqlite"]):
+        return False  # the driver would refuse to bind it (OverflowError, DataError)
     async with engine.begin() as connection:
         deleted = await connection.execute(
             delete(Note).where(col(Note.id) == note_id, visible_in(scope.conversation)),

@@ -112,8 +112,8 @@ class ForgetNoteTool:
 
     async def run(self, arguments: dict[str, Any], *, asker: Asker) -> ToolResult:
         note_id = arguments.get("id")
-        if isinstance(note_id, str) and note_id.strip().isdigit():
-            note_id = int(note_id)
+        if isinstance(note_id, str):
+            note_id = _number(note_id)
         if isinstance(note_id, bool) or not isinstance(note_id, int):
             return failed("id is a note's number")
         scope = await self._kit.scopes.for_asker(asker)
@@ -121,3 +121,14 @@ class ForgetNoteTool:
         if not removed:
             return failed(f"no note {note_id} here (it is gone, or not this conversation's)")
         return ToolResult(text=f"note {note_id} removed")
+
+
+def _number(text: str) -> int | None:
+    """A note's number written as text ("12"), or None: not only digits ("²" is a digit that
+    int() refuses), or too many of them for int()."""
+    if not text.strip().isdecimal():
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None

@@ -34,6 +34,19 @@ async def erased(tomo: Tomo) -> bool:
     return bool(rows) and all(r["done_at"] is not None for r in rows)
 
 
+async def replied(tomo: Tomo, slack: FakeSlack, channel: str, thread_ts: str) -> bool:
+    """Whether a mention's reply is over, down to its last call to Slack: posted, and its
+    "on it" sign cleared (after the post) and forgotten. A reply ends only then; the post alone
+    leaves the sign's clearing to come, which a count of Slack's calls taken meanwhile misses."""
+    cleared = [
+        params
+        for params in slack.calls_to("assistant.threads.setStatus")
+        if (params.get("channel_id"), params.get("thread_ts"), params.get("status"))
+        == (channel, thread_ts, "")
+    ]
+    return bool(slack.posts() and cleared) and not await tomo.rows("SELECT 1 FROM on_it")
+
+
 async def test_a_deleted_channel_loses_everything_tomo_kept_of_it(start_tomo: StartTomo) -> None:
     now = time.time() - 60
     async with start_tomo(MIN_WAIT_SECONDS=60) as tomo:
@@ -109,8 +122,8 @@ async def test_uninstalled_tomo_stops_every_timer_deletes_everything_and_stays_s
         await seed(tomo, "C1", now, 0)
         await seed(tomo, "C2", now, 10)
         await tomo.message("is anyone there?", channel="C1")
-        await tomo.message("<@UBOT> and you?", channel="C2", kind="app_mention")
-        await slack.wait_for_posts(1, timeout=10)  # a reply under way finishes first
+        asked = await tomo.message("<@UBOT> and you?", channel="C2", kind="app_mention")
+        await wait_for(lambda: replied(tomo, slack, "C2", asked), what="the reply to finish")
         await tomo.runtime.timers.set(
             JobKind.REPLY, channel="C1", thread_ts="", run_at=time.time() + 60, latest_ts="1.0"
         )

@@ -148,6 +148,19 @@ async def test_bad_arguments_get_an_error_and_write_nothing(start_tomo: StartTom
     assert rows == []
 
 
+async def test_an_id_no_note_can_have_is_no_such_note(start_tomo: StartTomo) -> None:
+    """Numbers past a 64-bit INTEGER (SQLite's; PostgreSQL's is 32-bit) and digits int() refuses
+    are tried on every run: hypothesis found the first one once."""
+    ids: list[Any] = [2**63, -(2**63) - 1, 2**31, -(2**31) - 1, str(2**63), "²", "9" * 5000]
+    async with start_tomo() as tomo:
+        forget = ForgetNoteTool(kit_of(tomo))
+        results = [await forget.run({"id": i}, asker=asker("C1")) for i in ids]
+    assert [r.ok for r in results] == [False] * len(ids)
+    no_note = [f"error: no note {i} here" for i in ids[:5]]
+    assert [r.text[: len(said)] for r, said in zip(results, no_note, strict=False)] == no_note
+    assert [r.text for r in results[5:]] == ["error: id is a note's number"] * 2
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
     lambda inner: (
