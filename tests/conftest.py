@@ -360,7 +360,9 @@ def tomo_settings(
         "LLM_API_BASE": model.api_base,
         "LLM_API_KEY": "sk-test",
         "LLM_MAX_RETRIES": 0,
-        "LLM_TIMEOUT_SECONDS": 5,
+        # Generous: a first LiteLLM call on a busy machine is slow; the tests of a model that
+        # answers too late set a short one of their own.
+        "LLM_TIMEOUT_SECONDS": 30,
         "MIN_WAIT_SECONDS": 0.3,
         "JITTER_RATIO": 0,
         "MAX_REPLY_DELAY_SECONDS": 5,

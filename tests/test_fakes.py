@@ -22,6 +22,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.fakes.server import ServerThread
 
 MODEL = "openai/gpt-4o-mini"
@@ -72,7 +73,7 @@ def test_server_thread_serves_until_stopped() -> None:
     app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("pong"))])
     server = ServerThread(app)
     server.start()
-    with urllib.request.urlopen(server.base_url + "/", timeout=2) as response:
+    with urllib.request.urlopen(server.base_url + "/", timeout=WAIT_SECONDS) as response:
         assert response.read() == b"pong"
     server.stop()
     with pytest.raises(urllib.error.URLError):
@@ -457,7 +458,7 @@ async def test_a_request_given_up_on_takes_no_queued_answer(model: FakeModel) ->
 @pytest.mark.asyncio
 async def test_a_stream_is_served_as_events_and_the_plain_path_too(model: FakeModel) -> None:
     base = model.api_base.removesuffix("/v1")
-    async with httpx.AsyncClient(base_url=base) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=WAIT_SECONDS) as http:
         streamed = await http.post("/chat/completions", json={"messages": [], "stream": True})
         served = await http.post("/chat/completions", json={"model": "m", "messages": []})
 

@@ -94,7 +94,7 @@ def test_json_logs_of_a_real_process_carry_context_and_no_secrets(
         )
     listener.close()
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=WAIT_SECONDS) as client:
             wait_until(
                 lambda: healthy(client, process, stderr_path),
                 timeout=WORKER_WAIT_SECONDS,

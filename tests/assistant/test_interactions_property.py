@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.interactions import feedback_payload, form, signed
 from tests.routes.test_events_property import ANY, DEEP, TEXT, TRICKY, served
 
@@ -95,7 +96,7 @@ def test_no_interaction_gets_a_5xx_and_every_click_is_stored(
     sent = 0
     with (
         served(slack, model, database_url) as url,
-        httpx.Client(base_url=url, timeout=10) as client,
+        httpx.Client(base_url=url, timeout=WAIT_SECONDS) as client,
     ):
 
         @settings(

@@ -190,6 +190,9 @@ async def test_a_post_slack_left_unsettled_is_looked_up_and_not_posted_twice(
             lambda: tomo.rows("SELECT 1 FROM digest_run WHERE status = 'interrupted'"),
             what="the run left owed",
         )
+        # The run's job ends by setting its retry (a minute on): armed before that, the timer
+        # set here would be replaced by it, and the run would wait the minute.
+        await wait_for(lambda: retry_set(tomo), what="the retry set")
         await tomo.runtime.digests.arm("C1")  # as the retry a minute later would
         await wait_for(
             lambda: tomo.rows("SELECT 1 FROM digest_run WHERE status = 'posted'"),
@@ -199,6 +202,11 @@ async def test_a_post_slack_left_unsettled_is_looked_up_and_not_posted_twice(
     assert len(slack.posts()) == before + 1
     assert len([r for r in model.requests if is_digest(r)]) == 1  # its text was stored
     assert row is not None and row["next_due_at"] > time.time()
+
+
+async def retry_set(tomo: Tomo) -> bool:
+    """Whether C1's digest timer is set well after its due time (passed): a run's retry."""
+    return any((t.seconds_left or 0.0) > 1.0 for t in await tomo.timers("digest"))
 
 
 @pytest.mark.parametrize(

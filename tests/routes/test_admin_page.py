@@ -45,7 +45,7 @@ class Served:
     def __init__(self, base_url: str, runtime: Runtime) -> None:
         self.base_url = base_url
         self.runtime = runtime
-        self.http = httpx.AsyncClient(base_url=base_url, timeout=5)
+        self.http = httpx.AsyncClient(base_url=base_url, timeout=WAIT_SECONDS)
 
     async def message(self, text: str, *, channel: str = "C1", user: str = "U1") -> str:
         ts = next_ts()

@@ -31,6 +31,7 @@ from sqlalchemy import create_engine, text
 from app.main import create_app
 from tests.conftest import SIGNING_SECRET, tomo_settings
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.signing import sign
 
 EXAMPLES = int(os.environ.get("TOMO_PROPERTY_EXAMPLES", "500"))
@@ -201,7 +202,7 @@ def test_no_body_gets_a_5xx_and_every_well_formed_event_is_stored(
     sent = 0
     with (
         served(slack, model, database_url) as url,
-        httpx.Client(base_url=url, timeout=10) as client,
+        httpx.Client(base_url=url, timeout=WAIT_SECONDS) as client,
         ThreadPoolExecutor(max_workers=10) as pool,
     ):
         logging.getLogger().addHandler(errors)

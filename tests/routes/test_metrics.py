@@ -27,6 +27,7 @@ from app.tools.registry import chosen
 from app.wiring.known_labels import EVENT_TYPES
 from tests.conftest import StartTomo, Tomo, wait_for
 from tests.fakes import FakeModel, FakeSlack
+from tests.fakes._common import WAIT_SECONDS
 from tests.processes import PROJECT_ROOT, Server, server
 from tests.signing import sign
 
@@ -141,9 +142,9 @@ async def test_two_instances_expose_their_own(
     for text in ("one", "two", "three"):
         await a.message(text, channel="C1")
     await b.message("four", channel="C2")
-    async with httpx.AsyncClient(base_url=a.url) as client:
+    async with httpx.AsyncClient(base_url=a.url, timeout=WAIT_SECONDS) as client:
         on_a = await scrape(client)
-    async with httpx.AsyncClient(base_url=b.url) as client:
+    async with httpx.AsyncClient(base_url=b.url, timeout=WAIT_SECONDS) as client:
         on_b = await scrape(client)
     assert value(on_a, "tomo_events_acknowledged_total", type="message") == 3
     assert value(on_b, "tomo_events_acknowledged_total", type="message") == 1

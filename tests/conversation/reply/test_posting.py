@@ -19,8 +19,12 @@ from sqlalchemy import text
 from tests.conftest import StartTomo, Tomo, next_ts, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
-# A slow first LiteLLM call on a busy machine must not turn the reply into the apology.
-FAST = {"MIN_WAIT_SECONDS": 30, "SLACK_TIMEOUT_SECONDS": 0.5, "LLM_TIMEOUT_SECONDS": 30}
+# A slow first LiteLLM call on a busy machine must not turn the reply into the apology, nor a
+# slow answer to another call (a look-up, the thread status) time out: every Slack call has the
+# timeout, so it is generous, and a hang outlasts it.
+SLACK_TIMEOUT = 10.0
+HANG = SLACK_TIMEOUT + 5
+FAST = {"MIN_WAIT_SECONDS": 30, "SLACK_TIMEOUT_SECONDS": SLACK_TIMEOUT, "LLM_TIMEOUT_SECONDS": 30}
 Fault = Callable[[FakeSlack], None]
 
 FAULTS: dict[str, tuple[Fault, Fault]] = {
@@ -34,12 +38,12 @@ FAULTS: dict[str, tuple[Fault, Fault]] = {
         lambda slack: slack.garble("chat.postMessage"),
     ),
     "timeout after accepting": (
-        lambda slack: slack.hang("chat.postMessage", 1.5, accept=True),
-        lambda slack: slack.hang("chat.postMessage", 1.5, accept=True),
+        lambda slack: slack.hang("chat.postMessage", HANG, accept=True),
+        lambda slack: slack.hang("chat.postMessage", HANG, accept=True),
     ),
     "hang without accepting": (
-        lambda slack: slack.hang("chat.postMessage", 1.5),
-        lambda slack: slack.hang("chat.postMessage", 1.5),
+        lambda slack: slack.hang("chat.postMessage", HANG),
+        lambda slack: slack.hang("chat.postMessage", HANG),
     ),
     "429": (
         lambda slack: slack.fail("chat.postMessage", status=429, retry_after=0),
