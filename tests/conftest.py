@@ -25,6 +25,7 @@ from sqlalchemy import create_engine, make_url, text
 
 from app.jobs.backend import Timer
 from app.jobs.timers import Timers
+from app.llm.connections import close_connections
 from app.main import create_app
 from app.settings import Settings
 from app.wiring.runtime import Runtime
@@ -179,6 +180,16 @@ def fake_model() -> Iterator[FakeModel]:
 def fake_response_url() -> Iterator[FakeResponseUrl]:
     with FakeResponseUrl() as fake:
         yield fake
+
+
+@pytest.fixture
+async def litellm_closed() -> AsyncIterator[None]:
+    """For a test that calls LiteLLM outside a life of tomo (whose stop does this): LiteLLM's
+    HTTP clients closed while the test's event loop still runs. Left open, they stay in
+    LiteLLM's cache for minutes, and their sockets to the stand-ins reach the garbage
+    collector in some later test, as a ResourceWarning there (app.llm.connections)."""
+    yield
+    await close_connections()
 
 
 @pytest.fixture

@@ -58,7 +58,7 @@ def model_server() -> Iterator[FakeModel]:
 
 
 @pytest.fixture
-def model(model_server: FakeModel) -> FakeModel:
+def model(model_server: FakeModel, litellm_closed: None) -> FakeModel:
     model_server.reset()
     return model_server
 

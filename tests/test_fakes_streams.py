@@ -84,6 +84,7 @@ async def streamed(model: FakeModel, **options: Any) -> Any:
     )
 
 
+@pytest.mark.usefixtures("litellm_closed")
 async def test_the_model_streams_server_sent_events_at_its_pace(model: FakeModel) -> None:
     model.pace.first, model.pace.every, model.pace.size = 0.3, 0.05, 4
     model.enqueue("streamed, piece by piece")
@@ -99,6 +100,7 @@ async def test_the_model_streams_server_sent_events_at_its_pace(model: FakeModel
     assert usage is not None and usage.completion_tokens == 4
 
 
+@pytest.mark.usefixtures("litellm_closed")
 async def test_a_stream_that_breaks_off_raises_mid_way(model: FakeModel) -> None:
     model.enqueue({"chunks": ["one ", "two ", "three"], "fail_after": 2})
     response = await streamed(model, num_retries=0)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.llm import LLMError
+from app.llm import LLMError, litellm_module
 from tests.conftest import StartTomo, judgment_json, purpose_of, wait_for
 from tests.fakes import FakeModel, FakeSlack
 
@@ -231,3 +231,20 @@ async def test_a_stream_that_breaks_off_is_recorded_as_failed_and_raises_ours(
     assert pieces == ["one "]
     (row,) = rows
     assert not row["success"] and row["error"]
+
+
+async def test_a_stop_closes_and_forgets_the_http_clients_litellm_made(
+    start_tomo: StartTomo, model: FakeModel
+) -> None:
+    """LiteLLM keeps a client per event loop for minutes and cannot close one once its loop
+    has ended; tomo's stop closes them (app.llm.connections), so no socket to the model is
+    left for the garbage collector to find in some later test."""
+    model.enqueue("hi!")
+    async with start_tomo() as tomo:
+        await tomo.runtime.llm.complete(purpose="reply", messages=ASK)
+        cache = (await litellm_module()).in_memory_llm_clients_cache
+        made = list(cache.cache_dict.values())
+    assert made and cache.cache_dict == {}
+    for client in made:  # an OpenAI SDK client or LiteLLM's own handler: an httpx client inside
+        http = getattr(client, "_client", None) or client.client
+        assert http.is_closed

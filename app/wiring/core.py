@@ -25,6 +25,7 @@ from app.conversation.timing.pace import with_pace
 from app.conversation.timing.participation import Participation
 from app.conversation.voice.own_voice import OwnVoice
 from app.db.engine import session_factory, sqlite_reader
+from app.llm.connections import close_connections
 from app.recording.recorder import Recorder
 from app.settings import Settings
 from app.slack.identity import Identity
@@ -56,6 +57,7 @@ class Core:
         await self.recorder.stop()
         self.participation.close()
         await self.slack.close()
+        await close_connections()  # LiteLLM's, which outlive this event loop otherwise
         await self.engine.dispose()
 
 

@@ -16,6 +16,9 @@ from app.tools.web_search import WebSearchTool
 from tests.fakes.searxng import FakeSearXNG
 from tests.tools.kit import asker
 
+# LiteLLM's search client of each test's event loop, closed before it ends.
+pytestmark = pytest.mark.usefixtures("litellm_closed")
+
 
 @pytest.fixture(scope="module")
 def searxng() -> Iterator[FakeSearXNG]:
