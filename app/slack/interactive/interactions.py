@@ -47,17 +47,10 @@ def payload_of(body: bytes) -> dict[str, Any] | None:
 
 def feedback_clicks(payload: dict[str, Any]) -> list[FeedbackClick]:
     """The feedback button clicks a `block_actions` payload carries (usually one)."""
-    if payload.get("type") != "block_actions":
+    clicked = _clicked(payload)
+    if clicked is None:
         return []
-    user = _id(_object(payload.get("user")).get("id"))
-    container = _object(payload.get("container"))
-    channel = _id(container.get("channel_id")) or _id(_object(payload.get("channel")).get("id"))
-    reply_ts = slack_ts(container.get("message_ts")) or slack_ts(
-        _object(payload.get("message")).get("ts")
-    )
-    actions = payload.get("actions")
-    if not user or not channel or not reply_ts or not isinstance(actions, list):
-        return []
+    user, channel, reply_ts, actions = clicked
     clicks = []
     for action in actions:
         if not isinstance(action, dict) or action.get("type") != "feedback_buttons":
@@ -86,18 +79,11 @@ class ApprovalClick:
 
 
 def approval_clicks(payload: dict[str, Any]) -> list[ApprovalClick]:
-    if payload.get("type") != "block_actions":
+    clicked = _clicked(payload)
+    if clicked is None:
         return []
-    user = _id(_object(payload.get("user")).get("id"))
-    container = _object(payload.get("container"))
-    channel = _id(container.get("channel_id")) or _id(_object(payload.get("channel")).get("id"))
-    card_ts = slack_ts(container.get("message_ts")) or slack_ts(
-        _object(payload.get("message")).get("ts")
-    )
+    user, channel, card_ts, actions = clicked
     response_url = payload.get("response_url")
-    actions = payload.get("actions")
-    if not user or not channel or not card_ts or not isinstance(actions, list):
-        return []
     clicks = []
     for action in actions:
         if not isinstance(action, dict) or action.get("type") != "button":
@@ -118,6 +104,23 @@ def approval_clicks(payload: dict[str, Any]) -> list[ApprovalClick]:
             )
         )
     return clicks
+
+
+def _clicked(payload: dict[str, Any]) -> tuple[str, str, str, list[Any]] | None:
+    """Who clicked, in which channel, on which message, and the actions of a `block_actions`
+    payload; None when it is another type or any of them is missing."""
+    if payload.get("type") != "block_actions":
+        return None
+    user = _id(_object(payload.get("user")).get("id"))
+    container = _object(payload.get("container"))
+    channel = _id(container.get("channel_id")) or _id(_object(payload.get("channel")).get("id"))
+    message_ts = slack_ts(container.get("message_ts")) or slack_ts(
+        _object(payload.get("message")).get("ts")
+    )
+    actions = payload.get("actions")
+    if not user or not channel or not message_ts or not isinstance(actions, list):
+        return None
+    return user, channel, message_ts, actions
 
 
 def _object(value: object) -> dict[str, Any]:
